@@ -1,0 +1,39 @@
+# es-scm developer commands. `make test` is THE test command (README, CI).
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.es-scm-installed
+
+.PHONY: help venv test lint demo es-start es-stop es-status clean-es
+
+help:  ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
+
+$(STAMP): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+venv: $(STAMP)  ## create .venv and install es-scm with its test extras
+
+test: $(STAMP)  ## install everything, start Elasticsearch, run the whole suite, stop it
+	$(PY) -m es_scm.es_local install
+	scripts/run-tests
+
+lint: $(STAMP)  ## ruff check and format check
+	$(VENV)/bin/ruff check es_scm tests scripts
+	$(VENV)/bin/ruff format --check es_scm tests scripts
+
+demo: $(STAMP)  ## run the demo on embedded defaults
+	$(VENV)/bin/es-scm demo
+
+es-start: $(STAMP)  ## start the local Elasticsearch
+	scripts/es-local start
+es-stop: $(STAMP)  ## stop the local Elasticsearch
+	scripts/es-local stop
+es-status: $(STAMP)  ## show the local Elasticsearch's status
+	scripts/es-local status
+clean-es:  ## delete the local Elasticsearch's files (distribution, data, logs)
+	-scripts/es-local stop
+	rm -rf .es-local

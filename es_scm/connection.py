@@ -1,0 +1,103 @@
+"""Elasticsearch clients configured like the official client, from arguments or the environment.
+
+Environment variables (arguments take precedence):
+
+``ES_URL``
+    The cluster's URL, e.g. ``https://search.example.com:9200`` (default ``http://127.0.0.1:9200``,
+    the local runner's).
+``ES_API_KEY``
+    An API key (the encoded form Kibana shows, or ``id:key``).
+``ES_USERNAME`` / ``ES_PASSWORD``
+    Basic authentication.
+``ES_CA_CERTS``
+    A CA certificate bundle (PEM) to verify the cluster's TLS certificate.
+``ES_VERIFY_CERTS``
+    ``false`` to skip certificate verification (testing only).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from elasticsearch import Elasticsearch
+
+DEFAULT_URL = "http://127.0.0.1:9200"
+
+
+def connection_options(
+    url: str | None = None,
+    *,
+    api_key: str | None = None,
+    username: str | None = None,
+    password: str | None = None,
+    ca_certs: str | None = None,
+    verify_certs: bool | None = None,
+) -> dict[str, Any]:
+    """Resolve the keyword arguments for :class:`elasticsearch.Elasticsearch`.
+
+    Each argument falls back to its environment variable (see the module docstring).
+
+    Raises
+    ------
+    ValueError
+        For an incomplete basic-auth pair, a missing CA file or a malformed URL.
+    """
+    url = url or os.environ.get("ES_URL") or DEFAULT_URL
+    if not url.startswith(("http://", "https://")):
+        raise ValueError(f"ES_URL must start with http:// or https://, got {url!r}")
+    options: dict[str, Any] = {"hosts": [url]}
+    api_key = api_key or os.environ.get("ES_API_KEY")
+    username = username or os.environ.get("ES_USERNAME")
+    password = password or os.environ.get("ES_PASSWORD")
+    if api_key:
+        options["api_key"] = tuple(api_key.split(":", 1)) if ":" in api_key else api_key
+    elif username or password:
+        if not (username and password):
+            raise ValueError("basic auth needs both a username and a password")
+        options["basic_auth"] = (username, password)
+    ca_certs = ca_certs or os.environ.get("ES_CA_CERTS")
+    if ca_certs:
+        if not os.path.isfile(ca_certs):
+            raise ValueError(f"CA certificate file not found: {ca_certs!r}")
+        options["ca_certs"] = ca_certs
+    if verify_certs is None and os.environ.get("ES_VERIFY_CERTS"):
+        verify_certs = os.environ["ES_VERIFY_CERTS"].lower() not in ("0", "false", "no")
+    if verify_certs is not None:
+        options["verify_certs"] = verify_certs
+    return options
+
+
+def client_from_env(url: str | None = None, **kwargs: Any) -> Elasticsearch:
+    """Create an :class:`elasticsearch.Elasticsearch` client from arguments and the environment.
+
+    Parameters
+    ----------
+    url : str, optional
+        The cluster URL; defaults to ``$ES_URL``, then the local runner's URL.
+    **kwargs
+        ``api_key``, ``username``, ``password``, ``ca_certs``, ``verify_certs`` as in
+        :func:`connection_options`; any other keyword goes to the client unchanged.
+
+    Examples
+    --------
+    >>> client = client_from_env("http://127.0.0.1:9200")  # doctest: +SKIP
+    """
+    keys = ("api_key", "username", "password", "ca_certs", "verify_certs")
+    auth = {key: kwargs.pop(key) for key in keys if key in kwargs}
+    options = connection_options(url, **auth)
+    options.setdefault("request_timeout", 60)
+    options.setdefault("retry_on_timeout", True)
+    options.setdefault("max_retries", 3)
+    options.update(kwargs)
+    return Elasticsearch(**options)
+
+
+def cluster_version(client: Elasticsearch) -> str:
+    """Return the version of a node of the cluster.
+
+    Uses ``_nodes`` rather than ``GET /`` because the minimal distribution the local runner uses
+    does not register the root endpoint.
+    """
+    nodes = client.nodes.info(filter_path="nodes.*.version")
+    return next(iter(nodes["nodes"].values()))["version"]
