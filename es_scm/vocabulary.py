@@ -1,0 +1,350 @@
+"""The vocabulary: term ↔ id, document frequencies and corpus statistics.
+
+A :class:`Vocabulary` is fitted in one streaming pass over an iterable of tokenized documents
+(lists of terms). Memory is bounded by the number of distinct terms, not by the corpus: for each
+term it keeps only
+
+- its document frequency df(t), the number of documents that contain t at least once, and
+- its collection frequency cf(t), the number of times t occurs in the corpus.
+
+After the pass, terms are pruned: with N documents, a term is kept iff
+
+    min_count ≤ df(t) ≤ max_count,
+
+where an ``int`` ``min_df`` / ``max_df`` is a document count and a ``float`` is a fraction of N
+(``min_count = ⌈min_df·N⌉``, ``max_count = ⌊max_df·N⌋``). If ``max_terms`` is set, only the
+``max_terms`` terms with the highest df are kept. The kept terms get the contiguous ids
+``0, …, n-1`` in order of descending df, ties broken by the term's code points, so the ids are a
+deterministic function of the corpus and the pruning parameters.
+
+The corpus statistics used by term weighting (:mod:`es_scm.weighting`) are N
+(:attr:`Vocabulary.num_documents`), df, and the number of kept-term tokens
+(:attr:`Vocabulary.num_tokens`, so BM25's average document length is ``num_tokens / N``, measured
+in the same kept terms as the document vectors). Document vectors are rows:
+:meth:`Vocabulary.to_counts` returns a ``(n_documents, n_terms)`` CSR matrix of term counts.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections import Counter
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+__all__ = ["NotFittedError", "Vocabulary"]
+
+_FORMAT = "es-scm-vocabulary"
+_VERSION = 1
+
+
+class NotFittedError(ValueError, AttributeError):
+    """Raised when a vocabulary is used before :meth:`Vocabulary.fit`."""
+
+
+class Vocabulary:
+    """Map terms to contiguous ids and keep their document frequencies.
+
+    Parameters
+    ----------
+    min_df : int or float, default=1
+        Keep terms that occur in at least this many documents (``int``) or in at least this
+        fraction of the documents (``float`` in [0, 1]).
+    max_df : int or float, default=1.0
+        Keep terms that occur in at most this many documents (``int``) or in at most this
+        fraction of the documents (``float`` in [0, 1]).
+    max_terms : int or None, default=None
+        Keep at most this many terms, those with the highest document frequency (ties broken by
+        the term).
+
+    Attributes
+    ----------
+    terms : list of str
+        The kept terms; ``terms[i]`` has id ``i``.
+    term_to_id : dict of str to int
+        The inverse of ``terms``.
+    document_frequencies : ndarray of int64, shape (n_terms,)
+        df of every kept term.
+    collection_frequencies : ndarray of int64, shape (n_terms,)
+        Occurrences of every kept term in the corpus.
+    num_documents : int
+        N, the number of documents seen by :meth:`fit` (pruning never removes documents).
+    num_tokens : int
+        Occurrences of kept terms in the corpus (the sum of ``collection_frequencies``).
+
+    Examples
+    --------
+    >>> vocabulary = Vocabulary().fit([["saint", "paul", "tribune"], ["saint", "paul", "post"]])
+    >>> vocabulary.terms
+    ['paul', 'saint', 'post', 'tribune']
+    >>> vocabulary.doc2bow(["saint", "saint", "unknown"])
+    [(1, 2)]
+    """
+
+    def __init__(
+        self,
+        min_df: int | float = 1,
+        max_df: int | float = 1.0,
+        max_terms: int | None = None,
+    ) -> None:
+        self.min_df = _check_df("min_df", min_df)
+        self.max_df = _check_df("max_df", max_df)
+        self.max_terms = _check_max_terms(max_terms)
+        self._fitted = False
+
+    # -- fitting --------------------------------------------------------------------------------
+
+    def fit(self, documents: Iterable[Sequence[str]]) -> Vocabulary:
+        """Count document frequencies in one pass over ``documents``, then prune.
+
+        Parameters
+        ----------
+        documents : iterable of sequences of str
+            Tokenized documents; may be a one-shot iterator (it is read exactly once).
+
+        Returns
+        -------
+        Vocabulary
+            ``self``, fitted.
+
+        Raises
+        ------
+        ValueError
+            If no term survives pruning, or ``min_df`` exceeds ``max_df`` for this corpus.
+        """
+        document_counts: Counter[str] = Counter()
+        term_counts: Counter[str] = Counter()
+        num_documents = 0
+        for document in documents:
+            counts = Counter(_check_document(document))
+            document_counts.update(counts.keys())
+            term_counts.update(counts)
+            num_documents += 1
+        kept = self._prune(document_counts, num_documents)
+        self._set_state(
+            terms=kept,
+            document_frequencies=[document_counts[term] for term in kept],
+            collection_frequencies=[term_counts[term] for term in kept],
+            num_documents=num_documents,
+        )
+        return self
+
+    def _df_bounds(self, num_documents: int) -> tuple[int, int]:
+        low = (
+            self.min_df if isinstance(self.min_df, int) else math.ceil(self.min_df * num_documents)
+        )
+        high = (
+            self.max_df if isinstance(self.max_df, int) else math.floor(self.max_df * num_documents)
+        )
+        return low, high
+
+    def _prune(self, document_counts: Counter[str], num_documents: int) -> list[str]:
+        if num_documents == 0:
+            raise ValueError("cannot fit a vocabulary on no documents")
+        low, high = self._df_bounds(num_documents)
+        if low > high:
+            raise ValueError(
+                f"min_df={self.min_df!r} asks for at least {low} documents but max_df="
+                f"{self.max_df!r} allows at most {high} of the {num_documents} documents"
+            )
+        kept = [term for term, df in document_counts.items() if low <= df <= high]
+        kept.sort(key=lambda term: (-document_counts[term], term))
+        if self.max_terms is not None:
+            kept = kept[: self.max_terms]
+        if not kept:
+            raise ValueError(
+                f"no terms remain after pruning {len(document_counts)} terms of {num_documents} "
+                f"documents with min_df={self.min_df!r}, max_df={self.max_df!r}, "
+                f"max_terms={self.max_terms!r}"
+            )
+        return kept
+
+    def _set_state(
+        self,
+        *,
+        terms: list[str],
+        document_frequencies: Sequence[int],
+        collection_frequencies: Sequence[int],
+        num_documents: int,
+    ) -> None:
+        self.terms = list(terms)
+        self.term_to_id = {term: index for index, term in enumerate(self.terms)}
+        if len(self.term_to_id) != len(self.terms):
+            raise ValueError("vocabulary terms must be unique")
+        self.document_frequencies = np.asarray(document_frequencies, dtype=np.int64)
+        self.collection_frequencies = np.asarray(collection_frequencies, dtype=np.int64)
+        self.num_documents = int(num_documents)
+        self.num_tokens = int(self.collection_frequencies.sum())
+        self._fitted = True
+
+    # -- lookups --------------------------------------------------------------------------------
+
+    def _check_fitted(self) -> None:
+        if not self._fitted:
+            raise NotFittedError("this Vocabulary is not fitted yet; call fit(documents) first")
+
+    def __len__(self) -> int:
+        self._check_fitted()
+        return len(self.terms)
+
+    def __contains__(self, term: object) -> bool:
+        self._check_fitted()
+        return term in self.term_to_id
+
+    def __iter__(self) -> Iterator[str]:
+        self._check_fitted()
+        return iter(self.terms)
+
+    @property
+    def average_document_length(self) -> float:
+        """Mean number of kept-term tokens per document (BM25's avgdl); 0.0 for no documents."""
+        self._check_fitted()
+        return self.num_tokens / self.num_documents if self.num_documents else 0.0
+
+    def doc2bow(self, tokens: Sequence[str]) -> list[tuple[int, int]]:
+        """Return the bag of words of one tokenized document.
+
+        Parameters
+        ----------
+        tokens : sequence of str
+
+        Returns
+        -------
+        list of (int, int)
+            ``(term id, count)`` pairs sorted by id; terms not in the vocabulary are ignored.
+        """
+        self._check_fitted()
+        counts = Counter(
+            self.term_to_id[token] for token in _check_document(tokens) if token in self.term_to_id
+        )
+        return sorted(counts.items())
+
+    def to_counts(self, documents: Iterable[Sequence[str]]) -> sp.csr_matrix:
+        """Return the term counts of tokenized documents, one row per document.
+
+        Parameters
+        ----------
+        documents : iterable of sequences of str
+            May be a one-shot iterator.
+
+        Returns
+        -------
+        scipy.sparse.csr_matrix of int64, shape (n_documents, n_terms)
+            Sorted indices, no explicit zeros; unknown terms are ignored.
+        """
+        self._check_fitted()
+        indptr, indices, data = [0], [], []
+        for document in documents:
+            bow = self.doc2bow(document)
+            indices.extend(term_id for term_id, _ in bow)
+            data.extend(count for _, count in bow)
+            indptr.append(len(indices))
+        shape = (len(indptr) - 1, len(self.terms))
+        return sp.csr_matrix(
+            (
+                np.asarray(data, dtype=np.int64),
+                np.asarray(indices, dtype=np.int32),
+                np.asarray(indptr, dtype=np.int64),
+            ),
+            shape=shape,
+        )
+
+    # -- persistence ----------------------------------------------------------------------------
+
+    def get_config(self) -> dict[str, Any]:
+        """Return the pruning parameters as a JSON-serializable dict."""
+        return {"min_df": self.min_df, "max_df": self.max_df, "max_terms": self.max_terms}
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the fitted vocabulary as a JSON-serializable dict (see :meth:`from_dict`)."""
+        self._check_fitted()
+        return {
+            "format": _FORMAT,
+            "version": _VERSION,
+            "config": self.get_config(),
+            "num_documents": self.num_documents,
+            "num_tokens": self.num_tokens,
+            "terms": list(self.terms),
+            "document_frequencies": self.document_frequencies.tolist(),
+            "collection_frequencies": self.collection_frequencies.tolist(),
+        }
+
+    @classmethod
+    def from_dict(cls, state: dict[str, Any]) -> Vocabulary:
+        """Rebuild a fitted vocabulary from :meth:`to_dict` output."""
+        if not isinstance(state, dict) or state.get("format") != _FORMAT:
+            raise ValueError("not an es-scm vocabulary")
+        if state.get("version") != _VERSION:
+            raise ValueError(f"unsupported vocabulary version {state.get('version')!r}")
+        vocabulary = cls(**state["config"])
+        terms = state["terms"]
+        frequencies = (state["document_frequencies"], state["collection_frequencies"])
+        if any(len(values) != len(terms) for values in frequencies):
+            raise ValueError("vocabulary terms and frequencies differ in length")
+        vocabulary._set_state(
+            terms=terms,
+            document_frequencies=frequencies[0],
+            collection_frequencies=frequencies[1],
+            num_documents=state["num_documents"],
+        )
+        if vocabulary.num_tokens != state["num_tokens"]:
+            raise ValueError("vocabulary num_tokens does not match its collection frequencies")
+        return vocabulary
+
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Write the fitted vocabulary to ``path`` as UTF-8 JSON."""
+        with open(path, "w", encoding="utf-8") as file:
+            json.dump(self.to_dict(), file, ensure_ascii=False)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> Vocabulary:
+        """Read a vocabulary written by :meth:`save`."""
+        with open(path, encoding="utf-8") as file:
+            return cls.from_dict(json.load(file))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Vocabulary):
+            return NotImplemented
+        if not (self._fitted and other._fitted):
+            return self is other
+        return self.to_dict() == other.to_dict()
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        params = f"min_df={self.min_df!r}, max_df={self.max_df!r}, max_terms={self.max_terms!r}"
+        if not self._fitted:
+            return f"Vocabulary({params})"
+        return (
+            f"Vocabulary({params}) with {len(self.terms)} terms from {self.num_documents} documents"
+        )
+
+
+def _check_document(document: Sequence[str]) -> Sequence[str]:
+    if isinstance(document, str):
+        raise TypeError(
+            "a document must be a sequence of tokens (str), not a str; tokenize it first"
+        )
+    return document
+
+
+def _check_df(name: str, value: int | float) -> int | float:
+    if isinstance(value, bool):
+        raise ValueError(f"{name} must be an int >= 0 or a float in [0.0, 1.0], got {value!r}")
+    if isinstance(value, (int, np.integer)) and value >= 0:
+        return int(value)
+    if isinstance(value, (float, np.floating)) and 0.0 <= value <= 1.0:
+        return float(value)
+    raise ValueError(f"{name} must be an int >= 0 or a float in [0.0, 1.0], got {value!r}")
+
+
+def _check_max_terms(value: int | None) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise ValueError(f"max_terms must be an int >= 1 or None, got {value!r}")
+    return int(value)

@@ -1,0 +1,274 @@
+"""Term weighting: the diagonal change-of-basis matrix W of the soft vector space model.
+
+In the paper's notation (Definition 3.1) a document with term counts x is represented by ``Wx``,
+and the SCM is computed from ``Wx`` and S. A :class:`TermWeighting` computes the non-zero entries
+of ``Wx`` for every row (document) of a count matrix. The weight of term t in a document with
+counts tf(t) is
+
+    w(t) = tf_weight(tf(t)) · idf(t)                      (``scheme="smart"``)
+
+with the local (tf) component
+
+- ``"raw"``:       tf
+- ``"log"``:       1 + log_b(tf), base b = ``log_base`` (e by default; 10 in Manning et al.)
+- ``"binary"``:    1
+- ``"augmented"``: a + (1 − a) · tf / max tf, where max tf is the largest count in the same
+  document and a = ``augmentation`` (0.5 by default; a = 0 gives plain tf / max tf)
+
+and the global (idf) component, with N documents and document frequency df(t):
+
+- ``"none"``:    1
+- ``"natural"``: ln(N / df)
+- ``"log2"``:    log2(N / df)
+- ``"smooth"``:  ln(1 + N / df), which stays positive even for a term in every document
+
+All of these are zero for tf = 0, so sparsity is preserved. For ``scheme="bm25"`` the weight is
+Okapi BM25's per-term score, with document length |d| = Σ tf (over vocabulary terms) and the
+average length avgdl taken from the vocabulary (:attr:`Vocabulary.average_document_length`):
+
+    w(t) = idf_bm25(t) · tf · (k1 + 1) / (tf + k1 · (1 − b + b · |d| / avgdl)),
+    idf_bm25(t) = ln(1 + (N − df + 0.5) / (df + 0.5))      (Lucene's form, always positive)
+
+There is deliberately no L2 normalization step: the SCM normalizes by the soft norm √(xᵀSx).
+Weights are non-negative, which together with a non-negative S keeps xᵀSx ≥ 0 (§3 of the paper).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from es_scm.vocabulary import Vocabulary
+
+__all__ = ["IDF_SCHEMES", "SCHEMES", "TF_SCHEMES", "TermWeighting"]
+
+SCHEMES = ("smart", "bm25")
+TF_SCHEMES = ("raw", "log", "binary", "augmented")
+IDF_SCHEMES = ("none", "natural", "log2", "smooth")
+
+_DEFAULTS: dict[str, Any] = {
+    "tf": "raw",
+    "idf": "natural",
+    "augmentation": 0.5,
+    "log_base": math.e,
+    "k1": 1.2,
+    "b": 0.75,
+}
+
+
+class TermWeighting:
+    """SMART-style tf·idf weights or BM25 document weights for the rows of a count matrix.
+
+    Parameters
+    ----------
+    tf : {"raw", "log", "binary", "augmented"}, default="raw"
+        Local (term-frequency) component; see the module docstring for the formulas.
+    idf : {"none", "natural", "log2", "smooth"}, default="natural"
+        Global (inverse document frequency) component.
+    scheme : {"smart", "bm25"}, default="smart"
+        ``"bm25"`` ignores ``tf``/``idf`` and uses Okapi BM25 with ``k1`` and ``b``.
+    augmentation : float, default=0.5
+        The constant a in [0, 1) of ``tf="augmented"``: a + (1 − a)·tf/max tf.
+    log_base : float, default=math.e
+        Base of the logarithm in ``tf="log"``: 1 + log_base(tf); must be > 1.
+    k1 : float, default=1.2
+        BM25 term-frequency saturation, >= 0.
+    b : float, default=0.75
+        BM25 length normalization, in [0, 1].
+
+    Examples
+    --------
+    >>> TermWeighting(tf="log", idf="smooth")
+    TermWeighting(tf='log', idf='smooth', log_base=2.718281828459045)
+    >>> TermWeighting.bm25(k1=0.9, b=0.4)
+    TermWeighting(scheme='bm25', k1=0.9, b=0.4)
+    """
+
+    def __init__(
+        self,
+        tf: str = "raw",
+        idf: str = "natural",
+        *,
+        scheme: str = "smart",
+        augmentation: float = 0.5,
+        log_base: float = math.e,
+        k1: float = 1.2,
+        b: float = 0.75,
+    ) -> None:
+        self.scheme = _check_choice("scheme", scheme, SCHEMES)
+        self.tf = _check_choice("tf", tf, TF_SCHEMES)
+        self.idf = _check_choice("idf", idf, IDF_SCHEMES)
+        self.augmentation = _check_real("augmentation", augmentation, 0.0, 1.0, high_open=True)
+        self.log_base = _check_real("log_base", log_base, 1.0, math.inf, low_open=True)
+        self.k1 = _check_real("k1", k1, 0.0, math.inf)
+        self.b = _check_real("b", b, 0.0, 1.0)
+
+    @classmethod
+    def bm25(cls, k1: float = 1.2, b: float = 0.75) -> TermWeighting:
+        """Return Okapi BM25 document weighting (see the module docstring)."""
+        return cls(scheme="bm25", k1=k1, b=b)
+
+    # -- configuration --------------------------------------------------------------------------
+
+    def get_config(self) -> dict[str, Any]:
+        """Return the parameters that affect the weights, as a JSON-serializable dict.
+
+        Parameters that the chosen scheme ignores are left out (``from_config`` restores their
+        defaults), so two weightings that give the same weights give the same config.
+        """
+        if self.scheme == "bm25":
+            return {"scheme": "bm25", "k1": self.k1, "b": self.b}
+        config: dict[str, Any] = {"scheme": "smart", "tf": self.tf, "idf": self.idf}
+        if self.tf == "augmented":
+            config["augmentation"] = self.augmentation
+        if self.tf == "log":
+            config["log_base"] = self.log_base
+        return config
+
+    @classmethod
+    def from_config(cls, config: dict[str, Any]) -> TermWeighting:
+        """Rebuild a weighting from :meth:`get_config` output."""
+        if not isinstance(config, dict):
+            raise ValueError(f"config must be a dict, got {config!r}")
+        unknown = sorted(set(config) - set(_DEFAULTS) - {"scheme"})
+        if unknown:
+            raise ValueError(f"unknown TermWeighting parameter {unknown[0]!r} in {config!r}")
+        return cls(**config)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, TermWeighting):
+            return NotImplemented
+        return self.get_config() == other.get_config()
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        config = self.get_config()
+        if config.pop("scheme") == "smart":
+            args = ", ".join(f"{key}={value!r}" for key, value in config.items())
+        else:
+            args = "scheme='bm25', " + ", ".join(f"{k}={v!r}" for k, v in config.items())
+        return f"TermWeighting({args})"
+
+    # -- weights --------------------------------------------------------------------------------
+
+    def global_weights(self, vocabulary: Vocabulary) -> np.ndarray:
+        """Return the idf factor of every vocabulary term.
+
+        Parameters
+        ----------
+        vocabulary : Vocabulary
+            A fitted vocabulary providing N and df.
+
+        Returns
+        -------
+        ndarray of float64, shape (n_terms,)
+        """
+        n = float(vocabulary.num_documents)
+        df = np.maximum(vocabulary.document_frequencies.astype(np.float64), 1.0)
+        if self.scheme == "bm25":
+            return np.log1p((n - df + 0.5) / (df + 0.5))
+        if self.idf == "none":
+            return np.ones_like(df)
+        if self.idf == "natural":
+            return np.log(n / df)
+        if self.idf == "log2":
+            return np.log2(n / df)
+        return np.log1p(n / df)
+
+    def _local_weights(self, counts: sp.csr_matrix, vocabulary: Vocabulary) -> np.ndarray:
+        tf = counts.data
+        if self.scheme == "bm25":
+            lengths = np.repeat(np.asarray(counts.sum(axis=1)).ravel(), np.diff(counts.indptr))
+            avgdl = vocabulary.average_document_length or 1.0
+            norm = self.k1 * (1.0 - self.b + self.b * lengths / avgdl)
+            return tf * (self.k1 + 1.0) / (tf + norm)
+        if self.tf == "raw":
+            return tf.copy()
+        if self.tf == "log":
+            return 1.0 + np.log(tf) / math.log(self.log_base)
+        if self.tf == "binary":
+            return np.ones_like(tf)
+        row_max = np.repeat(_row_max(counts), np.diff(counts.indptr))
+        return self.augmentation + (1.0 - self.augmentation) * tf / row_max
+
+    def transform(self, counts: Any, vocabulary: Vocabulary) -> sp.csr_matrix:
+        """Weight term counts, row by row.
+
+        Parameters
+        ----------
+        counts : scipy sparse matrix or array-like, shape (n_documents, n_terms)
+            Non-negative term counts, e.g. from :meth:`Vocabulary.to_counts`. A 1-D array is
+            treated as a single row.
+        vocabulary : Vocabulary
+            The fitted vocabulary the counts are indexed by (for N, df and avgdl).
+
+        Returns
+        -------
+        scipy.sparse.csr_matrix of float64, shape (n_documents, n_terms)
+            The weights, without explicit zeros.
+        """
+        counts = _as_counts(counts, len(vocabulary))
+        weights = (
+            self._local_weights(counts, vocabulary)
+            * self.global_weights(vocabulary)[counts.indices]
+        )
+        result = sp.csr_matrix(
+            (weights, counts.indices.copy(), counts.indptr.copy()), shape=counts.shape
+        )
+        result.eliminate_zeros()
+        return result
+
+
+def _as_counts(counts: Any, n_terms: int) -> sp.csr_matrix:
+    if sp.issparse(counts):
+        matrix = sp.csr_matrix(counts, dtype=np.float64, copy=True)
+    else:
+        array = np.asarray(counts, dtype=np.float64)
+        if array.ndim == 1:
+            array = array[np.newaxis, :]
+        if array.ndim != 2:
+            raise ValueError(f"counts must be 1-D or 2-D, got shape {array.shape}")
+        matrix = sp.csr_matrix(array)
+    if matrix.shape[1] != n_terms:
+        raise ValueError(
+            f"counts have {matrix.shape[1]} columns but the vocabulary has {n_terms} terms"
+        )
+    matrix.sum_duplicates()
+    matrix.eliminate_zeros()
+    if matrix.data.size and (not np.all(np.isfinite(matrix.data)) or matrix.data.min() < 0):
+        raise ValueError("counts must be finite and non-negative")
+    return matrix
+
+
+def _row_max(counts: sp.csr_matrix) -> np.ndarray:
+    return np.asarray(counts.max(axis=1).todense(), dtype=np.float64).ravel()
+
+
+def _check_choice(name: str, value: str, choices: tuple[str, ...]) -> str:
+    if not isinstance(value, str) or value not in choices:
+        raise ValueError(f"{name} must be one of {choices}, got {value!r}")
+    return value
+
+
+def _check_real(
+    name: str,
+    value: float,
+    low: float,
+    high: float,
+    *,
+    low_open: bool = False,
+    high_open: bool = False,
+) -> float:
+    interval = f"{'(' if low_open else '['}{low}, {high}{')' if high_open else ']'}"
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise ValueError(f"{name} must be a real number in {interval}, got {value!r}")
+    number = float(value)
+    too_low = number <= low if low_open else number < low
+    too_high = number >= high if high_open else number > high
+    if math.isnan(number) or too_low or too_high:
+        raise ValueError(f"{name} must be a real number in {interval}, got {value!r}")
+    return number
