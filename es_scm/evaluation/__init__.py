@@ -1,0 +1,1 @@
+"""Retrieval-quality evaluation: test collections, SemEval CQA, metrics and reports."""

@@ -1,0 +1,196 @@
+"""Soft cosine search through a real Elasticsearch: ingestion, expansion, the three modes.
+
+The reference is brute-force exact SCM computed locally (``brute_force_search``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from es_scm import SoftCosineModel
+from es_scm.embeddings import WordEmbeddings
+from es_scm.evaluation.collections import read_cranfield
+from es_scm.index import IndexNotFoundError, ModelMismatchError, SCMIndex
+from es_scm.search import brute_force_search
+
+pytestmark = pytest.mark.integration
+
+K = 10
+
+
+@pytest.fixture(scope="session")
+def glove():
+    return WordEmbeddings.glove_6b_50d()
+
+
+@pytest.fixture(scope="session")
+def cranfield(shared_data):
+    return read_cranfield(shared_data / "ir-collections" / "cranfield")
+
+
+@pytest.fixture(scope="session")
+def cranfield_model(cranfield, glove):
+    return SoftCosineModel.build(cranfield.documents.values(), glove, nonzero_limit=100)
+
+
+@pytest.fixture(scope="session")
+def cranfield_reference(cranfield, cranfield_model):
+    ids = list(cranfield.documents)
+    vectors = cranfield_model.vectorize_many(cranfield.documents.values(), role="document")
+    return ids, vectors
+
+
+def cranfield_documents(cranfield):
+    return ({"id": doc_id, "text": text} for doc_id, text in cranfield.documents.items())
+
+
+@pytest.fixture(scope="session")
+def cranfield_index(es_client, cranfield, cranfield_model):
+    index = SCMIndex(es_client, "es-scm-test-cranfield", cranfield_model)
+    index.delete()
+    report = index.index_documents(cranfield_documents(cranfield))
+    assert report.ok, report.failures[:3]
+    assert report.indexed == len(cranfield.documents)
+    yield index
+    index.delete()
+
+
+def test_exact_equals_brute_force_on_every_cranfield_query(
+    cranfield, cranfield_model, cranfield_reference, cranfield_index
+):
+    ids, vectors = cranfield_reference
+    recalls = []
+    for query in cranfield.queries.values():
+        expected = brute_force_search(cranfield_model, ids, vectors, query, K)
+        exact = cranfield_index.search(query, K, mode="exact")
+        assert exact.exact_guarantee, exact.notes
+        assert exact.ids() == [doc_id for doc_id, _ in expected], query
+        got_scores = [hit.score for hit in exact]
+        np.testing.assert_allclose(got_scores, [s for _, s in expected], atol=1e-6, rtol=0)
+        native = cranfield_index.search(query, K, mode="native")
+        recalls.append(len(set(native.ids()) & set(exact.ids())) / len(expected))
+    assert len(recalls) == 225
+    assert np.mean(recalls) >= 0.99
+
+
+def test_native_scores_approximate_the_scm_from_below(cranfield, cranfield_index):
+    query = cranfield.queries["1"]
+    exact = {h.id: h.score for h in cranfield_index.search(query, 50, mode="exact")}
+    for hit in cranfield_index.search(query, 20, mode="native"):
+        assert hit.id in exact
+        assert exact[hit.id] * (1 - 2**-8) - 1e-6 <= hit.score <= exact[hit.id] + 1e-6
+
+
+def test_paging_matches_brute_force(
+    cranfield, cranfield_model, cranfield_reference, cranfield_index
+):
+    ids, vectors = cranfield_reference
+    query = cranfield.queries["2"]
+    expected = brute_force_search(cranfield_model, ids, vectors, query, 30)
+    page = cranfield_index.search(query, 10, mode="exact", from_=20)
+    assert page.ids() == [doc_id for doc_id, _ in expected[20:30]]
+
+
+def test_three_shards_and_an_alias_give_the_same_top_k(
+    es_client, cranfield, cranfield_model, cranfield_index, index_name
+):
+    sharded = SCMIndex(es_client, index_name, cranfield_model)
+    sharded.create(shards=3)
+    assert sharded.index_documents(cranfield_documents(cranfield)).ok
+    es_client.indices.put_alias(index=index_name, name=f"{index_name}-alias")
+    alias = SCMIndex(es_client, f"{index_name}-alias", cranfield_model)
+    for query_id in ("1", "50", "100", "225"):
+        query = cranfield.queries[query_id]
+        single = cranfield_index.search(query, K)
+        assert sharded.search(query, K).ids() == single.ids()
+        assert alias.search(query, K).ids() == single.ids()
+
+
+def test_rescore_by_ids_and_by_an_es_query(cranfield, cranfield_index):
+    query = cranfield.queries["3"]
+    exact = cranfield_index.search(query, K)
+    shuffled = [*list(reversed(exact.ids())), "no-such-document"]
+    rescored = cranfield_index.rescore(query, ids=shuffled)
+    assert rescored.ids() == exact.ids()
+    assert any("not found" in note for note in rescored.notes)
+    bm25 = cranfield_index.rescore(query, es_query={"match": {"text": query}}, size=50)
+    assert len(bm25) == 50
+    scores = [hit.score for hit in bm25]
+    assert scores == sorted(scores, reverse=True)
+
+
+def test_a_mismatched_model_is_refused(es_client, cranfield_index, glove):
+    other = SoftCosineModel.build(["a different corpus about cats", "and dogs"], glove)
+    mismatched = SCMIndex(es_client, cranfield_index.name, other)
+    with pytest.raises(ModelMismatchError, match="built with model"):
+        mismatched.search("cats")
+    with pytest.raises(ModelMismatchError):
+        mismatched.index_documents([{"id": "x", "text": "cats"}])
+    with pytest.raises(IndexNotFoundError):
+        SCMIndex(es_client, "es-scm-test-missing", other).search("cats")
+
+
+@pytest.mark.parametrize("query", ["", "   ", "the of and to", "zzzqqq xxyyzz"])
+def test_queries_without_vocabulary_terms_return_nothing(cranfield_index, query):
+    result = cranfield_index.search(query)
+    assert result.hits == []
+    assert result.exact_guarantee
+    assert "no vocabulary terms" in result.notes[0]
+
+
+def test_a_ten_thousand_term_query(
+    cranfield, cranfield_model, cranfield_reference, cranfield_index
+):
+    words = " ".join(cranfield.documents.values()).split()
+    query = " ".join(words[:10_000])
+    ids, vectors = cranfield_reference
+    expected = brute_force_search(cranfield_model, ids, vectors, query, K)
+    result = cranfield_index.search(query, K)
+    assert result.ids() == [doc_id for doc_id, _ in expected]
+    pruned = SCMIndex(
+        cranfield_index.client, cranfield_index.name, cranfield_model, max_clauses=200
+    )
+    pruned_result = pruned.search(query, K)
+    assert pruned_result.pruned_terms == pruned_result.expansion_terms - 200
+    assert any("left out" in note for note in pruned_result.notes)
+    if pruned_result.exact_guarantee:
+        assert pruned_result.ids() == result.ids()
+
+
+def test_edge_documents(es_client, index_name, cranfield_model):
+    index = SCMIndex(es_client, index_name, cranfield_model)
+    big = ("the boundary layer flow over a flat plate is laminar " * 20_000)[:1_000_000]
+    documents = [
+        {
+            "id": "réseau/aile/1",
+            "text": "boundary layer on a swept wing",
+            "source": "unicode/slash",
+        },
+        {"id": "日本/2", "text": "supersonic flow past a cone"},
+        {"id": "big", "text": big},
+        {"id": "stop", "text": "the of and"},
+        {"id": "unknown", "text": "qqqzzz xxxyyy"},
+    ]
+    report = index.index_documents(documents)
+    assert report.ok
+    assert report.indexed == 5
+    assert sorted(report.empty_ids) == ["stop", "unknown"]
+    assert index.count() == 5
+    result = index.search("swept wing boundary layer", k=5)
+    assert "réseau/aile/1" in result.ids()
+    assert "big" in result.ids()
+    assert result.hits[result.ids().index("réseau/aile/1")].source["metadata"] == {
+        "source": "unicode/slash"
+    }
+    rescored = index.rescore("supersonic cone", ids=["日本/2", "stop"])
+    assert rescored.ids()[0] == "日本/2"
+    assert rescored.hits[1].score == 0.0
+
+
+def test_bad_documents_are_named(es_client, index_name, cranfield_model):
+    index = SCMIndex(es_client, index_name, cranfield_model)
+    with pytest.raises(ValueError, match="has no 'id'"):
+        index.index_documents([{"text": "no id"}])
+    with pytest.raises(ValueError, match="no 'text'"):
+        index.index_documents([{"id": "1"}])
