@@ -19,11 +19,13 @@ _EXPORTS = {
     "TermSimilarityMatrix": "es_scm.termsim",
     "SoftCosineModel": "es_scm.model",
     "LocalElasticsearch": "es_scm.es_local",
+    "SCMIndex": "es_scm.index",
     "client_from_env": "es_scm.connection",
 }
 
 __all__ = [
     "LocalElasticsearch",
+    "SCMIndex",
     "SoftCosineModel",
     "TermSimilarityMatrix",
     "TermWeighting",
@@ -38,6 +40,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .connection import client_from_env
     from .embeddings import WordEmbeddings
     from .es_local import LocalElasticsearch
+    from .index import SCMIndex
     from .model import SoftCosineModel
     from .termsim import TermSimilarityMatrix
     from .text import Tokenizer

@@ -52,7 +52,14 @@ import numpy as np
 import scipy.sparse as sp
 from elasticsearch import Elasticsearch
 
-from .index import EXACT_FIELD, METADATA_FIELD, TEXT_FIELD, VECTOR_FIELD, check_model
+from .index import (
+    EXACT_FIELD,
+    METADATA_FIELD,
+    TEXT_FIELD,
+    VECTOR_FIELD,
+    check_model,
+    decode_exact,
+)
 
 if TYPE_CHECKING:
     from .model import SoftCosineModel
@@ -132,11 +139,11 @@ class ExpandedQuery:
         ]
         return {"bool": {"should": should}}
 
-    def numerator(self, terms: Sequence[int], weights: Sequence[float]) -> float:
+    def numerator(self, terms: np.ndarray, weights: np.ndarray) -> float:
         """(Wx)ᵀS(Wy) = x'ᵀ(Wy) for a document's exact weighted vector (Theorem 4.1)."""
         if not len(terms):
             return 0.0
-        return float(np.dot(self.expansion[np.asarray(terms)], np.asarray(weights)))
+        return float(np.dot(self.expansion[terms], weights))
 
     def unseen_upper_bound(self, lowest_native_score: float) -> float:
         """The largest SCM a document outside the window can have (see the module docstring)."""
@@ -325,17 +332,17 @@ class Searcher:
         need = from_ + k
         window = min(max(2 * need, 20), self.max_window)
         fetched: dict[str, tuple[float, float, dict]] = {}
-        lowest_native, rounds, total = float("inf"), 0, None
+        lowest_native, rounds = float("inf"), 0
         while True:
             rounds += 1
-            response = self._retrieve(expanded, len(fetched), window - len(fetched))
+            requested = window - len(fetched)
+            response = self._retrieve(expanded, len(fetched), requested)
             hits = response["hits"]["hits"]
-            total = response["hits"]["total"]["value"]
             for h in hits:
                 exact = self._exact_score(expanded, h["_source"])
                 fetched[h["_id"]] = (exact, h["_score"], h["_source"])
                 lowest_native = min(lowest_native, h["_score"])
-            exhaustive = len(fetched) >= total or not hits
+            exhaustive = len(hits) < requested  # Elasticsearch had no more matches
             bound = expanded.unseen_upper_bound(0.0 if exhaustive else lowest_native)
             ranked = _rank((doc_id, value[0]) for doc_id, value in fetched.items())
             proven = (exhaustive and expanded.pruned_mass == 0.0) or (
@@ -376,7 +383,9 @@ class Searcher:
             from_=offset,
             size=max(size, 0),
             source=fields,
-            track_total_hits=True,
+            # Counting every match would disable Lucene's block-max WAND skipping; exhaustion is
+            # detected by a short page instead.
+            track_total_hits=False,
         )
 
     def _get(self, ids: Sequence[str]) -> tuple[dict[str, dict], list[str]]:
@@ -389,11 +398,10 @@ class Searcher:
     @staticmethod
     def _exact_score(expanded: ExpandedQuery, source: Mapping[str, Any]) -> float:
         """SCM(x, y) = x'ᵀ(Wy) / (‖Wx‖_S ‖Wy‖_S), clipped to [−1, 1] as gensim does."""
-        exact = source.get("scm", {}).get("exact", {})
-        norm = exact.get("norm", 0.0)
+        terms, weights, norm = decode_exact(source.get("scm", {}).get("exact", {}))
         if norm <= 0.0 or expanded.norm <= 0.0:
             return 0.0
-        value = expanded.numerator(exact["terms"], exact["weights"]) / (expanded.norm * norm)
+        value = expanded.numerator(terms, weights) / (expanded.norm * norm)
         return float(min(1.0, max(-1.0, value)))
 
 

@@ -250,12 +250,11 @@ class Tokenizer:
         """
         if not isinstance(text, str):
             raise TypeError(f"text must be a str, got {type(text).__name__}")
-        tokens = (self._normalize(token) for token in self._split(self._normalize(text)))
-        return [
-            token
-            for token in tokens
-            if len(token) >= self.min_length and token and token not in self._stop_words
-        ]
+        tokens = self._split(self._normalize(text))
+        if self.tokenizer is not None:  # a user callable's tokens are not normalized yet
+            tokens = [self._normalize(token) for token in tokens]
+        min_length, stop_words = max(self.min_length, 1), self._stop_words
+        return [t for t in tokens if len(t) >= min_length and t not in stop_words]
 
     __call__ = tokenize
 

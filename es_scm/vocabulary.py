@@ -237,21 +237,21 @@ class Vocabulary:
             Sorted indices, no explicit zeros; unknown terms are ignored.
         """
         self._check_fitted()
-        indptr, indices, data = [0], [], []
-        for document in documents:
-            bow = self.doc2bow(document)
-            indices.extend(term_id for term_id, _ in bow)
-            data.extend(count for _, count in bow)
-            indptr.append(len(indices))
-        shape = (len(indptr) - 1, len(self.terms))
-        return sp.csr_matrix(
-            (
-                np.asarray(data, dtype=np.int64),
-                np.asarray(indices, dtype=np.int32),
-                np.asarray(indptr, dtype=np.int64),
-            ),
-            shape=shape,
-        )
+        lookup = self.term_to_id.get
+        rows: list[int] = []
+        columns: list[int] = []
+        n_documents = 0
+        for n_documents, document in enumerate(documents, start=1):
+            ids = [i for i in map(lookup, _check_document(document)) if i is not None]
+            columns.extend(ids)
+            rows.extend([n_documents - 1] * len(ids))
+        counts = sp.coo_matrix(
+            (np.ones(len(columns), dtype=np.int64), (rows, columns)),
+            shape=(n_documents, len(self.terms)),
+        ).tocsr()  # sums the repeated (document, term) pairs
+        counts.sum_duplicates()
+        counts.sort_indices()
+        return counts
 
     # -- persistence ----------------------------------------------------------------------------
 

@@ -127,3 +127,43 @@ def read_collection(name: str, folder: str | Path) -> TestCollection:
     if name not in READERS:
         raise ValueError(f"unknown collection {name!r}; choose one of {sorted(READERS)}")
     return READERS[name](folder)
+
+
+_DOC_START = re.compile(r'^<doc id="([^"]+)"[^>]*title="([^"]*)"')
+
+
+def read_wikipedia_paragraphs(
+    path: str | Path, limit: int | None = None, min_words: int = 5
+) -> Iterator[dict[str, str]]:
+    """Stream paragraphs of the WikiExtractor ``text.tar.xz`` as ``{id, text, title}`` dicts.
+
+    A paragraph is a non-empty line inside a ``<doc>`` block other than the title line, with at
+    least ``min_words`` words; its id is ``<page id>-<paragraph number>``. The archive is read as
+    a stream, so only the files needed for ``limit`` paragraphs are decompressed.
+    """
+    import tarfile
+
+    produced = 0
+    with tarfile.open(path, "r|*") as archive:  # a stream: xz, gz or bz2
+        for member in archive:
+            if not member.isfile():
+                continue
+            stream = archive.extractfile(member)
+            if stream is None:
+                continue
+            page, title, number = "", "", 0
+            for raw in stream.read().decode("utf-8", errors="replace").splitlines():
+                match = _DOC_START.match(raw)
+                if match:
+                    page, title, number = match.group(1), match.group(2), 0
+                    continue
+                line = raw.strip()
+                if not page or not line or line == title or line.startswith("</doc"):
+                    continue
+                if len(line.split()) < min_words:
+                    continue
+                number += 1
+                yield {"id": f"{page}-{number}", "text": line, "title": title}
+                produced += 1
+                if limit is not None and produced >= limit:
+                    return
