@@ -1,0 +1,319 @@
+"""Read a corpus as a lazy stream of documents ``{"id": str, "text": str, **metadata}``.
+
+Formats (auto-detected from the path; force one with ``format=``):
+
+``jsonl``
+    One JSON object per line (``.jsonl``, ``.ndjson``): the ``id`` and ``text`` fields (names
+    configurable) become the document's id and text; every other field is kept as metadata.
+    Blank lines are skipped.
+``csv`` / ``tsv``
+    A header row naming the columns (``.csv``, ``.tsv``, ``.tab``); the ``id`` and ``text``
+    columns (names configurable) become the id and text, the other columns metadata.
+``dir``
+    A directory of ``.txt`` files, read recursively in sorted order; a file is one document whose
+    id is its path relative to the directory without the ``.txt`` suffix (``news/0001``).
+``lines``
+    A plain text file (any other suffix, e.g. ``.txt``) with one document per line; the id is the
+    line number (1-based). Blank lines are skipped.
+
+A ``.gz`` suffix is decompressed on the fly (``corpus.jsonl.gz``). Everything streams: memory
+stays bounded by one document (one CSV record), whatever the corpus size.
+
+Bad input raises :class:`CorpusError` with a one-line message naming the file and line, e.g.
+``corpus.jsonl, line 7: invalid JSON (Expecting value: column 1)``.
+
+Examples
+--------
+>>> for document in read_corpus("news.jsonl"):  # doctest: +SKIP
+...     print(document["id"], document["text"])
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import io
+import json
+import os
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, Any
+
+__all__ = [
+    "FORMATS",
+    "CorpusError",
+    "count_documents",
+    "detect_format",
+    "read_corpus",
+    "read_texts",
+]
+
+FORMATS = ("jsonl", "csv", "tsv", "dir", "lines")
+_SUFFIXES = {
+    ".jsonl": "jsonl",
+    ".ndjson": "jsonl",
+    ".csv": "csv",
+    ".tsv": "tsv",
+    ".tab": "tsv",
+}
+Document = dict[str, Any]
+
+
+class CorpusError(ValueError):
+    """The corpus cannot be read; the message names the file (and line) and says why."""
+
+
+def _inner_suffix(path: Path) -> str:
+    suffixes = [suffix.lower() for suffix in path.suffixes]
+    if suffixes and suffixes[-1] == ".gz":
+        suffixes = suffixes[:-1]
+    return suffixes[-1] if suffixes else ""
+
+
+def detect_format(path: str | os.PathLike[str]) -> str:
+    """Return the format of ``path`` from its suffix: one of :data:`FORMATS`.
+
+    Raises
+    ------
+    CorpusError
+        If the path does not exist.
+    """
+    path = Path(path)
+    if path.is_dir():
+        return "dir"
+    if not path.exists():
+        raise CorpusError(f"{path}: no such file or directory")
+    return _SUFFIXES.get(_inner_suffix(path), "lines")
+
+
+def read_corpus(
+    path: str | os.PathLike[str],
+    format: str | None = None,
+    *,
+    id_field: str = "id",
+    text_field: str = "text",
+    encoding: str = "utf-8",
+) -> Iterator[Document]:
+    """Stream the documents of a corpus as ``{"id", "text", **metadata}`` dicts.
+
+    Parameters
+    ----------
+    path : path
+        A file, or a directory of ``.txt`` files.
+    format : {"jsonl", "csv", "tsv", "dir", "lines"}, optional
+        Default: detected with :func:`detect_format`.
+    id_field, text_field : str
+        The JSONL fields / CSV columns holding the id and the text. A metadata field that would
+        clash with the output keys ``id`` or ``text`` is renamed ``original_id`` /
+        ``original_text``.
+    encoding : str
+        The files' encoding (a UTF-8 byte-order mark is skipped).
+
+    Yields
+    ------
+    dict
+        ``id`` (str), ``text`` (str) and the other fields.
+
+    Raises
+    ------
+    CorpusError
+        For a missing file, an unknown format or bad input (with the file and line).
+    """
+    path = Path(path)
+    format = detect_format(path) if format is None else format
+    if format not in FORMATS:
+        raise CorpusError(f"unknown corpus format {format!r}; choose from {', '.join(FORMATS)}")
+    if format == "dir":
+        if not path.is_dir():
+            raise CorpusError(f"{path}: not a directory (format 'dir')")
+        return _read_directory(path, encoding)
+    if not path.is_file():
+        raise CorpusError(
+            f"{path}: no such file" + (" (it is a directory)" if path.is_dir() else "")
+        )
+    if format == "jsonl":
+        return _read_jsonl(path, id_field, text_field, encoding)
+    if format in ("csv", "tsv"):
+        delimiter = "," if format == "csv" else "\t"
+        return _read_delimited(path, delimiter, id_field, text_field, encoding)
+    return _read_lines(path, encoding)
+
+
+def read_texts(
+    path: str | os.PathLike[str], format: str | None = None, **kwargs: Any
+) -> Iterator[str]:
+    """Stream only the texts of :func:`read_corpus` (same arguments)."""
+    return (document["text"] for document in read_corpus(path, format, **kwargs))
+
+
+def count_documents(path: str | os.PathLike[str], format: str | None = None) -> int | None:
+    """Count the documents cheaply (for a progress bar), or None when that needs parsing (CSV).
+
+    Counts non-blank lines for ``jsonl`` and ``lines``, and ``.txt`` files for ``dir``; the
+    count is an upper bound if the corpus has bad lines, which :func:`read_corpus` rejects.
+    """
+    path = Path(path)
+    try:
+        format = detect_format(path) if format is None else format
+        if format == "dir":
+            return sum(1 for _ in _walk_txt(path))
+        if format in ("jsonl", "lines"):
+            with _open_binary(path) as stream:
+                return sum(1 for line in stream if line.strip())
+    except (OSError, CorpusError, EOFError):
+        return None
+    return None
+
+
+# -- readers ------------------------------------------------------------------------------------
+
+
+def _open_binary(path: Path) -> IO[bytes]:
+    if path.suffix.lower() == ".gz":
+        return gzip.open(path, "rb")
+    return open(path, "rb")
+
+
+def _open_text(path: Path, encoding: str) -> IO[str]:
+    if encoding.lower().replace("_", "-") in ("utf-8", "utf8"):
+        encoding = "utf-8-sig"
+    return io.TextIOWrapper(_open_binary(path), encoding=encoding, newline="")
+
+
+def _decode(raw: bytes, path: Path, number: int, encoding: str) -> str:
+    if number == 1 and encoding.lower().replace("_", "-") in ("utf-8", "utf8"):
+        encoding = "utf-8-sig"
+    try:
+        return raw.decode(encoding)
+    except UnicodeDecodeError as error:
+        raise CorpusError(f"{path}, line {number}: not valid {encoding} ({error.reason})") from None
+
+
+def _binary_lines(path: Path) -> Iterator[tuple[int, bytes]]:
+    try:
+        with _open_binary(path) as stream:
+            yield from enumerate(stream, start=1)
+    except (OSError, EOFError) as error:  # e.g. a truncated or fake .gz
+        raise CorpusError(f"{path}: cannot read ({error})") from None
+
+
+def _with_metadata(
+    doc_id: str, text: str, fields: dict[str, Any], skip: tuple[str, str]
+) -> Document:
+    document: Document = {"id": doc_id, "text": text}
+    for key, value in fields.items():
+        if key in skip:
+            continue
+        document[f"original_{key}" if key in ("id", "text") else key] = value
+    return document
+
+
+def _read_jsonl(path: Path, id_field: str, text_field: str, encoding: str) -> Iterator[Document]:
+    for number, raw in _binary_lines(path):
+        line = _decode(raw, path, number, encoding)
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as error:
+            raise CorpusError(
+                f"{path}, line {number}: invalid JSON ({error.msg}: column {error.colno})"
+            ) from None
+        if not isinstance(record, dict):
+            raise CorpusError(
+                f"{path}, line {number}: expected a JSON object, got {type(record).__name__}"
+            )
+        if text_field not in record:
+            raise CorpusError(
+                f"{path}, line {number}: missing text field {text_field!r} (use --text-field)"
+            )
+        text = record[text_field]
+        if not isinstance(text, str):
+            raise CorpusError(
+                f"{path}, line {number}: text field {text_field!r} must be a string, "
+                f"got {type(text).__name__}"
+            )
+        doc_id = record.get(id_field)
+        if doc_id is None or doc_id == "" or isinstance(doc_id, (dict, list, bool)):
+            raise CorpusError(
+                f"{path}, line {number}: missing id field {id_field!r} (use --id-field)"
+            )
+        yield _with_metadata(str(doc_id), text, record, (id_field, text_field))
+
+
+def _raise_csv_field_limit() -> None:
+    limit = sys.maxsize
+    while True:
+        try:
+            csv.field_size_limit(limit)
+            return
+        except OverflowError:
+            limit //= 2
+
+
+def _read_delimited(
+    path: Path, delimiter: str, id_field: str, text_field: str, encoding: str
+) -> Iterator[Document]:
+    _raise_csv_field_limit()
+    try:
+        with _open_text(path, encoding) as stream:
+            reader = csv.reader(stream, delimiter=delimiter)
+            header = next(reader, None)
+            if header is None:
+                raise CorpusError(f"{path}: empty file, expected a header row")
+            columns = [name.strip() for name in header]
+            for field, option in ((id_field, "--id-field"), (text_field, "--text-field")):
+                if field not in columns:
+                    raise CorpusError(
+                        f"{path}, line 1: no column {field!r} in the header "
+                        f"({', '.join(columns)}); use {option}"
+                    )
+            id_at, text_at = columns.index(id_field), columns.index(text_field)
+            start = reader.line_num + 1
+            for row in reader:
+                if not row or (len(row) == 1 and not row[0].strip()):
+                    start = reader.line_num + 1
+                    continue
+                if len(row) != len(columns):
+                    raise CorpusError(
+                        f"{path}, line {start}: expected {len(columns)} fields, got {len(row)}"
+                    )
+                if not row[id_at]:
+                    raise CorpusError(f"{path}, line {start}: empty id column {id_field!r}")
+                fields = dict(zip(columns, row, strict=True))
+                yield _with_metadata(row[id_at], row[text_at], fields, (id_field, text_field))
+                start = reader.line_num + 1
+    except UnicodeDecodeError as error:
+        raise CorpusError(f"{path}: not valid {encoding} ({error.reason})") from None
+    except csv.Error as error:
+        raise CorpusError(f"{path}: bad {('CSV', 'TSV')[delimiter == chr(9)]} ({error})") from None
+    except (OSError, EOFError) as error:
+        raise CorpusError(f"{path}: cannot read ({error})") from None
+
+
+def _walk_txt(root: Path) -> Iterator[Path]:
+    for folder, directories, files in os.walk(root):
+        directories.sort()
+        for name in sorted(files):
+            if name.lower().endswith(".txt"):
+                yield Path(folder) / name
+
+
+def _read_directory(root: Path, encoding: str) -> Iterator[Document]:
+    for file in _walk_txt(root):
+        relative = file.relative_to(root).with_suffix("").as_posix()
+        try:
+            text = file.read_bytes().decode(encoding)
+        except UnicodeDecodeError as error:
+            raise CorpusError(f"{file}: not valid {encoding} ({error.reason})") from None
+        except OSError as error:
+            raise CorpusError(f"{file}: cannot read ({error.strerror or error})") from None
+        yield {"id": relative, "text": text.removeprefix("\ufeff")}
+
+
+def _read_lines(path: Path, encoding: str) -> Iterator[Document]:
+    for number, raw in _binary_lines(path):
+        line = _decode(raw, path, number, encoding).rstrip("\r\n")
+        if line.strip():
+            yield {"id": str(number), "text": line}
