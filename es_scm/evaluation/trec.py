@@ -1,0 +1,300 @@
+"""TREC-style evaluation on the classic collections (Cranfield, CISI, CACM) through Elasticsearch.
+
+Methods (:func:`run_collection`), each retrieving the top ``depth`` documents per query:
+
+``bm25``      Elasticsearch's BM25: a ``match`` query on the indexed ``text`` field.
+``scm``       :meth:`es_scm.search.Searcher.search` in ``exact`` mode: native retrieval through the
+              expanded query x' = SᵀWx, then the exact SCM, provably equal to the brute-force top
+              ``depth`` (see :mod:`es_scm.search`).
+``bm25+scm``  BM25's top ``depth`` rescored by the exact SCM (:meth:`Searcher.rescore` with
+              ``es_query=``) and fused by linear interpolation of min-max normalized scores:
+              score(d) = α · minmax(BM25)(d) + (1 − α) · minmax(SCM)(d)
+              (:func:`interpolate_scores`).
+
+MAP (AP over the retrieved ``depth``), nDCG@10 and R@100 are computed by ``ir_measures``
+(pytrec_eval underneath) over the judged queries — those with at least one relevant document.
+Graded gains (Cranfield) feed nDCG; AP and recall count any positive grade as relevant.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "MEASURES",
+    "TrecReport",
+    "evaluate_runs",
+    "interpolate_scores",
+    "min_max",
+    "read_collection_files",
+    "run_collection",
+    "write_trec_run",
+]
+
+MEASURES = ("AP", "nDCG@10", "R@100")
+METHOD_LABELS = {
+    "bm25": "BM25 (Elasticsearch)",
+    "scm": "SCM (Elasticsearch, exact)",
+    "bm25+scm": "BM25 + SCM (interpolated)",
+}
+
+Run = dict[str, dict[str, float]]  # query id -> document id -> score
+
+
+def min_max(
+    scores: Mapping[str, float], candidates: Iterable[str] | None = None
+) -> dict[str, float]:
+    """Min-max normalization (s − min) / (max − min) over ``candidates`` (missing ones score 0).
+
+    When every score is equal, every normalized score is 0.
+    """
+    ids = list(scores) if candidates is None else list(candidates)
+    values = {c: float(scores.get(c, 0.0)) for c in ids}
+    if not values:
+        return {}
+    low, high = min(values.values()), max(values.values())
+    if high <= low:
+        return dict.fromkeys(values, 0.0)
+    return {c: (v - low) / (high - low) for c, v in values.items()}
+
+
+def interpolate_scores(
+    first: Mapping[str, float],
+    second: Mapping[str, float],
+    alpha: float,
+    candidates: Iterable[str] | None = None,
+) -> dict[str, float]:
+    """Linear interpolation α · minmax(first) + (1 − α) · minmax(second).
+
+    Parameters
+    ----------
+    first, second : mapping of str to float
+        Two scorings of (some of) the candidates; a missing candidate scores 0 before
+        normalization.
+    alpha : float in [0, 1]
+        The weight of ``first``.
+    candidates : iterable of str, optional
+        The candidates to fuse; by default the union of both mappings' keys.
+    """
+    if not 0.0 <= alpha <= 1.0:
+        raise ValueError(f"alpha must be in [0, 1], got {alpha}")
+    ids = list(dict.fromkeys([*first, *second])) if candidates is None else list(candidates)
+    a, b = min_max(first, ids), min_max(second, ids)
+    return {c: alpha * a[c] + (1.0 - alpha) * b[c] for c in ids}
+
+
+def evaluate_runs(
+    qrels: Mapping[str, Mapping[str, int]],
+    runs: Mapping[str, Run],
+    measures: Sequence[str] = MEASURES,
+) -> tuple[dict[str, dict[str, float]], dict[str, dict[str, dict[str, float]]]]:
+    """Aggregate and per-query measures of every run, by ``ir_measures``.
+
+    Returns
+    -------
+    (aggregate, per_query)
+        ``aggregate[method][measure]`` and ``per_query[method][query][measure]``.
+    """
+    import ir_measures
+
+    parsed = [ir_measures.parse_measure(m) for m in measures]
+    qrels = {q: dict(docs) for q, docs in qrels.items()}
+    aggregate: dict[str, dict[str, float]] = {}
+    per_query: dict[str, dict[str, dict[str, float]]] = {}
+    for method, run in runs.items():
+        values = ir_measures.calc_aggregate(parsed, qrels, run)
+        aggregate[method] = {str(m): float(values[m]) for m in parsed}
+        details: dict[str, dict[str, float]] = {}
+        for metric in ir_measures.iter_calc(parsed, qrels, run):
+            details.setdefault(metric.query_id, {})[str(metric.measure)] = float(metric.value)
+        per_query[method] = details
+    return aggregate, per_query
+
+
+def write_trec_run(run: Run, path: str | Path, tag: str) -> None:
+    """Write a run in TREC format: ``qid Q0 docid rank score tag``."""
+    with open(path, "w", encoding="utf-8") as out:
+        for qid, docs in run.items():
+            ranked = sorted(docs.items(), key=lambda item: (-item[1], item[0]))
+            for rank, (doc, score) in enumerate(ranked, start=1):
+                out.write(f"{qid} Q0 {doc} {rank} {score:.10g} {tag}\n")
+
+
+@dataclass
+class TrecReport:
+    """Aggregate and per-query measures of every method on one collection."""
+
+    collection: str
+    methods: dict[str, dict[str, float]]
+    per_query: dict[str, dict[str, dict[str, float]]]
+    settings: dict[str, Any] = field(default_factory=dict)
+    seconds: dict[str, float] = field(default_factory=dict)
+    queries: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "collection": self.collection,
+            "queries": self.queries,
+            "settings": self.settings,
+            "methods": self.methods,
+            "seconds": self.seconds,
+        }
+
+    def markdown(self, header: bool = True) -> str:
+        """One row per method: collection, method, MAP, nDCG@10, R@100 (× 100)."""
+        lines = []
+        if header:
+            lines = [
+                "| collection | method | MAP | nDCG@10 | R@100 |",
+                "|:---|:---|---:|---:|---:|",
+            ]
+        for method, values in self.methods.items():
+            label = METHOD_LABELS.get(method, method)
+            cells = " | ".join(f"{100 * values[m]:.2f}" for m in MEASURES)
+            lines.append(f"| {self.collection} | {label} | {cells} |")
+        return "\n".join(lines)
+
+
+def run_collection(
+    client: Any,
+    model: Any,
+    collection: Any,
+    *,
+    depth: int = 100,
+    alpha: float = 0.5,
+    index_name: str | None = None,
+    keep_index: bool = False,
+    progress: Any = None,
+    settings: Mapping[str, Any] | None = None,
+) -> tuple[TrecReport, dict[str, Run]]:
+    """Index ``collection``'s documents with ``model`` and evaluate BM25, SCM and BM25 + SCM.
+
+    Parameters
+    ----------
+    client : Elasticsearch
+    model : SoftCosineModel
+    collection : TestCollection
+        From :func:`es_scm.evaluation.collections.read_collection`.
+    depth : int, default=100
+        Documents retrieved per query by every method (MAP is AP over this depth).
+    alpha : float, default=0.5
+        The BM25 weight of the interpolation.
+    index_name : str, optional
+        Default ``es-scm-eval-<collection>-<random>``; deleted afterwards unless ``keep_index``.
+    progress : callable, optional
+        Called with a one-line message now and then.
+
+    Returns
+    -------
+    (TrecReport, runs)
+    """
+    from es_scm.index import TEXT_FIELD, SCMIndex
+
+    if depth < 1:
+        raise ValueError(f"depth must be at least 1, got {depth}")
+    name = index_name or f"es-scm-eval-{collection.name}-{uuid.uuid4().hex[:10]}"
+    index = SCMIndex(client, name, model)
+    seconds: dict[str, float] = {}
+    queries = collection.judged_queries()
+    runs: dict[str, Run] = {"bm25": {}, "scm": {}, "bm25+scm": {}}
+    try:
+        started = time.perf_counter()
+        report = index.index_documents(
+            ({"id": doc_id, "text": text} for doc_id, text in collection.documents.items()),
+            batch_size=500,
+        )
+        if not report.ok:
+            raise RuntimeError(f"indexing failed: {report.summary()}: {report.failures[:3]}")
+        seconds["index"] = time.perf_counter() - started
+        searcher = index.searcher
+        timers = dict.fromkeys(runs, 0.0)
+        for number, (qid, text) in enumerate(queries.items(), start=1):
+            match = {"match": {TEXT_FIELD: text}}
+            started = time.perf_counter()
+            response = client.search(index=name, query=match, size=depth, source=False)
+            bm25 = {h["_id"]: float(h["_score"]) for h in response["hits"]["hits"]}
+            timers["bm25"] += time.perf_counter() - started
+            started = time.perf_counter()
+            result = searcher.search(text, k=depth, mode="exact")
+            runs["scm"][qid] = {h.id: h.score for h in result.hits}
+            timers["scm"] += time.perf_counter() - started
+            started = time.perf_counter()
+            rescored = searcher.rescore(text, es_query=match, size=depth)
+            scm_of_bm25 = {h.id: h.score for h in rescored.hits}
+            runs["bm25+scm"][qid] = interpolate_scores(bm25, scm_of_bm25, alpha, list(bm25))
+            timers["bm25+scm"] += time.perf_counter() - started
+            runs["bm25"][qid] = bm25
+            if progress is not None and number % 25 == 0:
+                progress(f"{collection.name}: {number}/{len(queries)} queries")
+        seconds.update({f"search_{m}": t for m, t in timers.items()})
+    finally:
+        if not keep_index:
+            index.delete()
+    aggregate, per_query = evaluate_runs(
+        {q: collection.qrels[q] for q in queries}, {m: _nonempty(r) for m, r in runs.items()}
+    )
+    empty = {m: sorted(q for q in queries if not r.get(q)) for m, r in runs.items()}
+    trec_report = TrecReport(
+        collection=collection.name,
+        methods=aggregate,
+        per_query=per_query,
+        settings={**dict(settings or {}), "depth": depth, "alpha": alpha, "empty_runs": empty},
+        seconds=seconds,
+        queries=len(queries),
+    )
+    return trec_report, runs
+
+
+def read_collection_files(
+    name: str, docs: str | Path, queries: str | Path, qrels: str | Path
+) -> Any:
+    """A :class:`~es_scm.evaluation.collections.TestCollection` from three SMART-format files.
+
+    ``name`` selects the format rules of :mod:`es_scm.evaluation.collections`: Cranfield's
+    documents are their ``.W`` text, its queries are renumbered by position and its grades g
+    become gains 5 − g (−1 → 0); CISI and CACM documents are ``.T`` + ``.W`` and their judgments
+    binary (``qid docid …`` rows).
+    """
+    from es_scm.evaluation.collections import TestCollection, read_smart_records
+
+    def texts(path: str | Path, keys: tuple[str, ...]) -> dict[str, str]:
+        return {
+            str(int(record_id)): " ".join(fields[k] for k in keys if fields.get(k))
+            for record_id, fields in read_smart_records(path)
+        }
+
+    judgments: dict[str, dict[str, int]] = {}
+    rows = [line.split() for line in Path(qrels).read_text().splitlines() if line.split()]
+    if name == "cranfield":
+        documents = texts(docs, ("W",))
+        topics = {
+            str(position): fields.get("W", "")
+            for position, (_, fields) in enumerate(read_smart_records(queries), start=1)
+        }
+        for parts in rows:
+            grade = int(parts[2]) if len(parts) >= 3 else 1
+            judgments.setdefault(parts[0], {})[parts[1]] = 5 - grade if 1 <= grade <= 4 else 0
+    elif name in ("cisi", "cacm"):
+        documents = texts(docs, ("T", "W"))
+        topics = texts(queries, ("T", "W") if name == "cisi" else ("W",))
+        for parts in rows:
+            judgments.setdefault(str(int(parts[0])), {})[str(int(parts[1]))] = 1
+    else:
+        raise ValueError(f"unknown collection format {name!r}; choose cranfield, cisi or cacm")
+    return TestCollection(name, documents, topics, judgments)
+
+
+def _nonempty(run: Run) -> Run:
+    """Queries without results get a dummy hit so that they count as 0, not as missing."""
+    return {q: (docs if docs else {"__none__": 0.0}) for q, docs in run.items()}
+
+
+def dump_json(value: Any, path: str | Path) -> None:
+    """Write ``value`` as indented JSON."""
+    Path(path).write_text(json.dumps(value, indent=2) + "\n", encoding="utf-8")
