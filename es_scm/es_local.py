@@ -387,6 +387,7 @@ class LocalElasticsearch:
         _signal_group(pid, signal.SIGTERM)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline and _group_alive(pid):
+            _reap(pid)
             time.sleep(0.5)
         if _group_alive(pid):
             _signal_group(pid, signal.SIGKILL)
@@ -482,6 +483,12 @@ def _chown_tree(root: Path, uid: int, gid: int) -> None:
 def _signal_group(pid: int, sig: int) -> None:
     with contextlib.suppress(ProcessLookupError):
         os.killpg(pid, sig)
+
+
+def _reap(pid: int) -> None:
+    """Collect the launcher if this process started it: a zombie leader keeps its group alive."""
+    with contextlib.suppress(ChildProcessError):
+        os.waitpid(pid, os.WNOHANG)
 
 
 def _group_alive(pid: int) -> bool:
