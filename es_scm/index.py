@@ -33,6 +33,7 @@ import base64
 import itertools
 import time
 from collections.abc import Iterable, Iterator, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -240,20 +241,28 @@ class DocumentIngester:
     def run(self, documents: Iterable[Mapping[str, Any]], progress: Any = None) -> IngestReport:
         """Ingest a stream of ``{"id", "text", ...}`` documents; return the report.
 
-        ``progress`` is an object with ``update(n)`` (e.g. a tqdm bar), or None.
+        ``progress`` is an object with ``update(n)`` (e.g. a tqdm bar), or None. The next batch is
+        vectorized while the previous one is in flight, so Python and Elasticsearch work at the
+        same time; at most two batches are held in memory.
         """
         report = IngestReport()
         started = time.perf_counter()
         positions = itertools.count()
         stream = iter(documents)
-        while batch := list(itertools.islice(stream, self.batch_size)):
-            self._ingest_batch(batch, positions, report)
-            if progress is not None:
-                progress.update(len(batch))
+        in_flight: tuple[Future, list[dict], list[str]] | None = None
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="es-scm-bulk") as sender:
+            while batch := list(itertools.islice(stream, self.batch_size)):
+                actions, empty_ids = self._prepare(batch, positions)
+                if in_flight is not None:
+                    self._account(*in_flight, report, progress)
+                in_flight = (sender.submit(self._send, actions), actions, empty_ids)
+            if in_flight is not None:
+                self._account(*in_flight, report, progress)
         report.seconds = time.perf_counter() - started
         return report
 
-    def _ingest_batch(self, batch: list, positions: Iterator[int], report: IngestReport) -> None:
+    def _prepare(self, batch: list, positions: Iterator[int]) -> tuple[list[dict], list[str]]:
+        """Vectorize a batch: its bulk actions and the ids of its empty documents."""
         parsed = [_split_document(next(positions), document) for document in batch]
         weights = self.model.vectorize_many([text for _, text, _ in parsed], role="document")
         norms = np.atleast_1d(self.model.similarity_matrix.soft_norm(weights))
@@ -263,7 +272,13 @@ class DocumentIngester:
             if source["scm"]["empty"]:
                 empty_ids.append(doc_id)
             actions.append({"_index": self.index, "_id": doc_id, "_source": source})
-        failures = self._send(actions)
+        return actions, empty_ids
+
+    @staticmethod
+    def _account(
+        sending: Future, actions: list[dict], empty_ids: list[str], report: IngestReport, progress
+    ) -> None:
+        failures = sending.result()
         failed_ids = {doc_id for doc_id, _ in failures}
         report.failed += len(failures)
         report.indexed += len(actions) - len(failures)
@@ -271,6 +286,8 @@ class DocumentIngester:
         stored_empty = [doc_id for doc_id in empty_ids if doc_id not in failed_ids]
         report.empty += len(stored_empty)
         report.empty_ids.extend(stored_empty)
+        if progress is not None:
+            progress.update(len(actions))
 
     def _send(self, actions: list[dict]) -> list[tuple[str, str]]:
         """Bulk ``actions``, retrying the request; return (id, reason) of what failed."""
