@@ -345,6 +345,9 @@ class SCMIndex:
         The model that vectorizes documents and queries; the index records its ``model_id``.
     max_clauses : int, optional
         The most query clauses to send (default: the cluster's limit).
+    query_type : {"bool", "sparse_vector"}
+        How the expanded query is sent: a bool of boosted ``term`` queries (default) or a
+        ``sparse_vector`` query; both score alike, the second is a smaller request.
 
     Examples
     --------
@@ -362,6 +365,7 @@ class SCMIndex:
         model: SoftCosineModel,
         *,
         max_clauses: int | None = None,
+        query_type: str = "bool",
     ) -> None:
         if not name or name != name.lower() or any(c in name for c in ' "\\/,|<>?'):
             raise ValueError(f'invalid index name {name!r} (lower case, no spaces or ,/\\|<>?")')
@@ -369,6 +373,7 @@ class SCMIndex:
         self.name = name
         self.model = model
         self._max_clauses = max_clauses
+        self._query_type = query_type
         self._searcher = None
 
     @property
@@ -378,7 +383,11 @@ class SCMIndex:
             from .search import Searcher
 
             self._searcher = Searcher(
-                self.client, self.name, self.model, max_clauses=self._max_clauses
+                self.client,
+                self.name,
+                self.model,
+                max_clauses=self._max_clauses,
+                query_type=self._query_type,
             )
         return self._searcher
 

@@ -65,6 +65,7 @@ if TYPE_CHECKING:
     from .model import SoftCosineModel
 
 Mode = Literal["native", "exact", "rescore"]
+QueryType = Literal["bool", "sparse_vector"]
 QUANTIZATION_ERROR = 2.0**-8  # Lucene FeatureField keeps 9 significant bits, truncating
 FLOAT32_UNIT_ROUNDOFF = 2.0**-24
 DEFAULT_MAX_CLAUSES = 1024  # Lucene's historical limit, used when the cluster cannot be asked
@@ -131,8 +132,19 @@ class ExpandedQuery:
     def empty(self) -> bool:
         return self.norm <= 0.0
 
-    def es_query(self) -> dict[str, Any]:
-        """The bool of boosted ``term`` queries on the ``sparse_vector`` field."""
+    def es_query(self, query_type: QueryType = "bool") -> dict[str, Any]:
+        """The expanded query for Elasticsearch, in one of two equivalent forms.
+
+        ``"bool"``: a ``bool`` of ``should`` ``term`` queries on the ``sparse_vector`` field, each
+        boosted by x'_j. ``"sparse_vector"``: Elasticsearch's ``sparse_vector`` query with x' as
+        its ``query_vector`` and pruning off — the same Lucene query (a disjunction of linear
+        feature queries, so the same scores and the same bound), in a smaller request that
+        Elasticsearch parses faster.
+        """
+        if query_type == "sparse_vector":
+            vector = {str(term): boost for term, boost in self.clauses}
+            query = {"field": VECTOR_FIELD, "query_vector": vector, "prune": False}
+            return {"sparse_vector": query}
         should = [
             {"term": {VECTOR_FIELD: {"value": str(term), "boost": boost}}}
             for term, boost in self.clauses
@@ -218,6 +230,8 @@ class Searcher:
     max_window : int
         The largest candidate window of ``exact`` mode (``index.max_result_window`` is 10,000 by
         default).
+    query_type : {"bool", "sparse_vector"}
+        The form of the expanded query (see :meth:`ExpandedQuery.es_query`); both score alike.
     """
 
     def __init__(
@@ -228,11 +242,15 @@ class Searcher:
         *,
         max_clauses: int | None = None,
         max_window: int = 10_000,
+        query_type: QueryType = "bool",
     ) -> None:
+        if query_type not in ("bool", "sparse_vector"):
+            raise ValueError(f"query_type must be 'bool' or 'sparse_vector', got {query_type!r}")
         self.client = client
         self.index = index
         self.model = model
         self.max_window = max_window
+        self.query_type = query_type
         self._max_clauses = max_clauses
         self._checked = False
 
@@ -379,7 +397,7 @@ class Searcher:
         fields = _SOURCE_FIELDS if exact_source else [TEXT_FIELD, METADATA_FIELD]
         return self.client.search(
             index=self.index,
-            query=expanded.es_query(),
+            query=expanded.es_query(self.query_type),
             from_=offset,
             size=max(size, 0),
             source=fields,

@@ -194,3 +194,18 @@ def test_bad_documents_are_named(es_client, index_name, cranfield_model):
         index.index_documents([{"text": "no id"}])
     with pytest.raises(ValueError, match="no 'text'"):
         index.index_documents([{"id": "1"}])
+
+
+def test_the_sparse_vector_query_form_ranks_alike(
+    es_client, cranfield, cranfield_model, cranfield_index
+):
+    other = SCMIndex(es_client, cranfield_index.name, cranfield_model, query_type="sparse_vector")
+    for query_id in ("4", "5", "6"):
+        query = cranfield.queries[query_id]
+        exact = cranfield_index.search(query, K)
+        assert other.search(query, K).ids() == exact.ids()
+        native = cranfield_index.search(query, K, mode="native")
+        other_native = other.search(query, K, mode="native")
+        np.testing.assert_allclose(
+            [h.score for h in other_native], [h.score for h in native], rtol=1e-6
+        )
