@@ -68,6 +68,40 @@ def connection_options(
     return options
 
 
+def fast_serializers() -> dict[str, Any] | None:
+    """Serializers for every JSON mimetype the client uses, encoding with orjson; None without it.
+
+    The official client encodes requests (bulk bodies included) with the standard library's
+    ``json``; orjson is several times faster, which makes es-scm's ingestion about a third faster
+    (``pip install es-scm[fast]``). Responses are still decoded by the client's defaults.
+    """
+    try:
+        import orjson
+    except ImportError:
+        return None
+    from elasticsearch.serializer import (
+        CompatibilityModeJsonSerializer,
+        CompatibilityModeNdjsonSerializer,
+        JsonSerializer,
+        NdjsonSerializer,
+    )
+
+    def json_dumps(self: Any, data: Any) -> bytes:
+        return orjson.dumps(data, default=self.default, option=orjson.OPT_SERIALIZE_NUMPY)
+
+    bases = (
+        JsonSerializer,
+        NdjsonSerializer,
+        CompatibilityModeJsonSerializer,
+        CompatibilityModeNdjsonSerializer,
+    )
+    serializers = {}
+    for base in bases:
+        fast = type(f"Orjson{base.__name__}", (base,), {"json_dumps": json_dumps})
+        serializers[base.mimetype] = fast()
+    return serializers
+
+
 def client_from_env(url: str | None = None, **kwargs: Any) -> Elasticsearch:
     """Create an :class:`elasticsearch.Elasticsearch` client from arguments and the environment.
 
@@ -89,6 +123,10 @@ def client_from_env(url: str | None = None, **kwargs: Any) -> Elasticsearch:
     options.setdefault("request_timeout", 60)
     options.setdefault("retry_on_timeout", True)
     options.setdefault("max_retries", 3)
+    if "serializer" not in kwargs and "serializers" not in kwargs:
+        serializers = fast_serializers()
+        if serializers:
+            options["serializers"] = serializers
     options.update(kwargs)
     return Elasticsearch(**options)
 

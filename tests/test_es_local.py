@@ -93,3 +93,13 @@ def test_bad_connection_options_are_named(kwargs, message, monkeypatch):
         monkeypatch.delenv(variable, raising=False)
     with pytest.raises(ValueError, match=message):
         connection_options(**kwargs)
+
+
+def test_requests_are_encoded_with_orjson_when_installed():
+    orjson = pytest.importorskip("orjson")
+    from es_scm.connection import client_from_env
+
+    client = client_from_env("http://127.0.0.1:1")
+    serializer = client.transport.serializers.get_serializer("application/x-ndjson")
+    lines = [{"index": {"_id": "é/1"}}, {"v": {"12": 0.5}, "text": "ü"}]
+    assert serializer.dumps(lines) == b"".join(orjson.dumps(line) + b"\n" for line in lines)
