@@ -164,16 +164,23 @@ class ExpandedQuery:
         return (numerator + self.pruned_mass) / self.norm
 
 
-def expand_query(model: SoftCosineModel, text: str, max_clauses: int) -> ExpandedQuery:
+def expand_query(
+    model: SoftCosineModel,
+    text: str,
+    max_clauses: int,
+    similarity_rows: sp.csr_matrix | None = None,
+) -> ExpandedQuery:
     """Vectorize ``text`` as a query and expand it to x' = SᵀWx, keeping at most ``max_clauses``.
 
     The expansion keeps the positive entries of x' with the largest weights; what it leaves out
     is counted (``pruned_terms``) and bounded (``pruned_mass`` = Σ of their weights).
+    ``similarity_rows`` is S as float64 CSR (:func:`similarity_rows`), so that the expansion reads
+    only the O(mC) rows of the query's terms; it is computed when not given.
     """
     if max_clauses < 1:
         raise ValueError(f"max_clauses must be at least 1, got {max_clauses}")
     weights = model.vectorize(text, role="query")
-    matrix = _similarity_csr(model)
+    matrix = similarity_rows if similarity_rows is not None else similarity_rows_of(model)
     expansion = np.asarray((weights @ matrix).todense()).ravel()
     norm_squared = float(weights.data @ expansion[weights.indices]) if weights.nnz else 0.0
     if weights.nnz and norm_squared <= 0.0:
@@ -195,13 +202,9 @@ def expand_query(model: SoftCosineModel, text: str, max_clauses: int) -> Expande
     )
 
 
-def _similarity_csr(model: SoftCosineModel) -> sp.csr_matrix:
-    """S as float64 CSR (row slices are O(mC)), cached on the model object."""
-    cached = getattr(model, "_es_scm_similarity_csr", None)
-    if cached is None:
-        cached = sp.csr_matrix(model.similarity_matrix.matrix, dtype=np.float64)
-        model._es_scm_similarity_csr = cached
-    return cached
+def similarity_rows_of(model: SoftCosineModel) -> sp.csr_matrix:
+    """S as float64 CSR: row slices (the expansion x'ᵀ = xᵀS of a sparse x) cost O(mC)."""
+    return sp.csr_matrix(model.similarity_matrix.matrix, dtype=np.float64)
 
 
 def _rank(scored: Iterable[tuple[str, float]]) -> list[tuple[str, float]]:
@@ -253,6 +256,7 @@ class Searcher:
         self.query_type = query_type
         self._max_clauses = max_clauses
         self._checked = False
+        self._similarity_rows: sp.csr_matrix | None = None
 
     @property
     def max_clauses(self) -> int:
@@ -268,6 +272,12 @@ class Searcher:
 
     # -- public API -------------------------------------------------------------------------
 
+    def expand(self, query: str) -> ExpandedQuery:
+        """The query's vector, soft norm and expansion (see :func:`expand_query`)."""
+        if self._similarity_rows is None:
+            self._similarity_rows = similarity_rows_of(self.model)
+        return expand_query(self.model, query, self.max_clauses, self._similarity_rows)
+
     def search(
         self, query: str, k: int = 10, *, mode: Mode = "exact", from_: int = 0
     ) -> SearchResult:
@@ -280,7 +290,7 @@ class Searcher:
             raise ValueError(f"mode must be 'native' or 'exact' (use rescore()), got {mode!r}")
         self.check()
         started = time.perf_counter()
-        expanded = expand_query(self.model, query, self.max_clauses)
+        expanded = self.expand(query)
         if expanded.empty:
             result = SearchResult(hits=[], mode=mode, exact_guarantee=True)
             result.notes.append("the query has no vocabulary terms (empty, stop words or unknown)")
@@ -317,7 +327,7 @@ class Searcher:
             raise ValueError("rescore needs exactly one of ids= or es_query=")
         self.check()
         started = time.perf_counter()
-        expanded = expand_query(self.model, query, self.max_clauses)
+        expanded = self.expand(query)
         if ids is not None:
             documents, missing = self._get(ids)
         else:

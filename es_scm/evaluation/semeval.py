@@ -348,7 +348,6 @@ def elasticsearch_scores(
         ``keep_index``.
     """
     from es_scm.index import TEXT_FIELD, SCMIndex
-    from es_scm.search import expand_query
 
     name = index_name or f"es-scm-eval-semeval-{uuid.uuid4().hex[:10]}"
     index = SCMIndex(client, name, model)
@@ -368,7 +367,7 @@ def elasticsearch_scores(
             query = clean_text(question.text)
             result = searcher.rescore(query, ids=ids)
             exact[question.id] = {hit.id: hit.score for hit in result.hits}
-            expanded = expand_query(model, query, searcher.max_clauses)
+            expanded = searcher.expand(query)
             native[question.id] = {}
             if not expanded.empty:
                 response = client.search(
