@@ -170,8 +170,8 @@ def document_source(
 def encode_exact(ids: np.ndarray, weights: np.ndarray, norm: float) -> dict[str, Any]:
     """The exact vector Wy for ``_source``: base64 of little-endian int32 ids / float64 weights.
 
-    Binary is exact and about three times smaller and faster to encode and decode than JSON
-    number lists (measured in ``scripts/bench_search.py``'s ingestion numbers).
+    Binary is exact and compact: 16 base64 characters per term (4 + 8 bytes), where JSON would
+    write an id and up to 17 significant digits of a float; decoding is one ``numpy.frombuffer``.
     """
     return {
         "terms": base64.b64encode(ids.astype("<i4").tobytes()).decode("ascii"),
