@@ -369,27 +369,15 @@ class SCMIndex:
     ) -> None:
         if not name or name != name.lower() or any(c in name for c in ' "\\/,|<>?'):
             raise ValueError(f'invalid index name {name!r} (lower case, no spaces or ,/\\|<>?")')
+        from .search import Searcher  # search builds on index; import here to avoid a cycle
+
         self.client = client
         self.name = name
         self.model = model
-        self._max_clauses = max_clauses
-        self._query_type = query_type
-        self._searcher = None
-
-    @property
-    def searcher(self):
-        """The :class:`es_scm.search.Searcher` of this index."""
-        if self._searcher is None:
-            from .search import Searcher
-
-            self._searcher = Searcher(
-                self.client,
-                self.name,
-                self.model,
-                max_clauses=self._max_clauses,
-                query_type=self._query_type,
-            )
-        return self._searcher
+        # Built now so that bad search options fail here; it does no I/O until the first search.
+        self.searcher = Searcher(
+            client, name, model, max_clauses=max_clauses, query_type=query_type
+        )
 
     def exists(self) -> bool:
         return bool(self.client.indices.exists(index=self.name))
