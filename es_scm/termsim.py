@@ -32,17 +32,19 @@ non-negative vectors (remark to Lemma 3.3).
 
 Neighbour search
 ----------------
-Embedding builders search neighbours by cosine similarity with batched BLAS matrix products
-(block of normalized query vectors × all normalized vectors) and a threshold-pruned top-k
-(``numpy.argpartition`` on the few candidates above a running k-th best value) — no Python loop
-over the vocabulary. There is no approximate (ANN) index: the exact search is fast enough for
-vocabularies of 10⁵–10⁶ words.
+Embedding builders search neighbours by cosine similarity with :mod:`es_scm.neighbors`: blocked
+BLAS matrix products (2,048 terms × 512 words at a time) filtered against per-term thresholds
+at memory speed — no Python loop over the vocabulary. There is no approximate (ANN) index: the
+exact search is fast enough for vocabularies of 10⁵–10⁶ words.
 
 ``neighbors='vocabulary'`` reproduces gensim 4.4's
 ``SparseTermSimilarityMatrix(WordEmbeddingSimilarityIndex(kv, threshold, exponent), dictionary,
-tfidf, symmetric, dominant, nonzero_limit)`` (the notebook's mode): the neighbours of a term are
-its most similar words in the *whole* embedding vocabulary, of which only those in ``terms`` are
-kept. ``neighbors='terms'`` searches only among ``terms``: cheaper, and every one of the
+tfidf, symmetric, dominant, nonzero_limit)`` (the notebook's mode) bit for bit: the neighbours of
+a term are its most similar words in the *whole* embedding vocabulary, of which only those in
+``terms`` are kept. The matrix products find, for every term, a pool of candidates that provably
+holds gensim's choice (a margin covers float32 rounding), and
+:class:`es_scm.neighbors.GensimMostSimilar` scores the pool with gensim's own arithmetic.
+``neighbors='terms'`` searches only among ``terms``: cheaper, and every one of the
 ``nonzero_limit`` neighbours is usable.
 
 Conventions: rows are documents in every corpus passed to :meth:`TermSimilarityMatrix.inner_product`
@@ -54,13 +56,13 @@ from __future__ import annotations
 import io
 import math
 import os
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 from scipy import sparse
 
-from . import scm
+from . import neighbors, scm
 from .embeddings import WordEmbeddings
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -446,7 +448,7 @@ class TermSimilarityMatrix:
         dtype : numpy dtype, optional
             float32 (default), float64 or float16.
         batch_size : int or None, optional
-            Query vectors per matrix product (default: sized to about 64 MiB of similarities).
+            Terms per matrix product (default 2048).
 
         Returns
         -------
@@ -454,9 +456,9 @@ class TermSimilarityMatrix:
 
         Notes
         -----
-        Cosine similarities are computed in float32 by BLAS, so near-ties (differences of about
-        1e-7) can be ordered differently than by gensim, whose own order depends on its BLAS
-        kernel; exact ties are broken by word index.
+        In the ``'vocabulary'`` mode the matrix equals gensim's bit for bit on the same machine
+        and BLAS (see :mod:`es_scm.neighbors` for why); in the ``'terms'`` mode similarities are
+        float32 BLAS products, and ties are broken by term order.
         """
         terms = _check_terms(terms)
         limit = _check_limit(nonzero_limit, len(terms))
@@ -481,49 +483,25 @@ class TermSimilarityMatrix:
 
         n_terms = len(terms)
         term_rows = embeddings.indices(terms)  # embedding row of each term, -1 if none
-        has_vector = np.flatnonzero(term_rows >= 0)
-        unit = _unit_rows(embeddings.vectors)
         if neighbors == "vocabulary":
-            base = unit
-            to_term = np.full(len(embeddings), -1, dtype=np.int64)
-            to_term[term_rows[has_vector]] = has_vector
-            exclude = term_rows[has_vector]
+            search = _vocabulary_neighbours(embeddings.vectors, term_rows, limit, batch_size)
         else:
-            base = unit[term_rows[has_vector]]
-            to_term = has_vector
-            exclude = np.arange(len(has_vector))
-        queries = base[exclude] if neighbors == "vocabulary" else base
-
-        # The `k` nearest neighbours of every term with a vector, most similar first.
-        k = min(limit, max(len(base) - 1, 0))
-        ids = np.full((n_terms, k), -1, dtype=np.int64)
-        values = np.zeros((n_terms, k), dtype=dtype)
-        if k and len(has_vector):
-            found, sims = _nearest(queries, base, k, exclude, batch_size)
-            valid = found >= 0
-            found_terms = np.where(valid, to_term[np.where(valid, found, 0)], -1)
-            found_terms[sims <= threshold] = -1
-            ids[has_vector] = found_terms
-            with np.errstate(invalid="ignore"):
-                powered = np.power(sims.astype(np.float64), exponent)
-            values[has_vector] = np.where(found_terms >= 0, powered, 0).astype(dtype)
+            search = _terms_neighbours(embeddings.vectors, term_rows, limit, batch_size)
 
         def candidates(t1: int, budget: int) -> tuple[np.ndarray, np.ndarray]:
-            # gensim semantics: the `budget` most similar words, then only those among `terms`
-            row = ids[t1, :budget]
-            keep = row >= 0
-            row, vals = row[keep], values[t1, :budget][keep]
+            row, sims = search(t1, budget)  # term ids (-1: not a term), float32 cosines
+            keep = (row >= 0) & (sims > threshold)
+            row = row[keep]
+            if exponent == 2.0:
+                values = np.square(sims[keep], dtype=np.float64).astype(dtype)
+            else:
+                values = np.power(sims[keep].astype(np.float64), exponent).astype(dtype)
             if len(row) > 1:
-                sort = np.argsort(rank[row], kind="stable")
-                row, vals = row[sort], vals[sort]
-            return row, vals
+                sort = np.argsort(rank[row])  # ranks are distinct
+                row, values = row[sort], values[sort]
+            return row, values
 
-        def table() -> tuple[np.ndarray, np.ndarray]:
-            key = np.where(ids >= 0, rank[np.maximum(ids, 0)], n_terms)
-            sort = np.argsort(key, axis=1, kind="stable")
-            return np.take_along_axis(ids, sort, 1), np.take_along_axis(values, sort, 1)
-
-        matrix = _greedy(n_terms, order, limit, candidates, table, symmetric, dominant, dtype)
+        matrix = _greedy(n_terms, order, limit, candidates, symmetric, dominant, dtype)
         return cls(matrix, terms)
 
     # ------------------------------------------------------------------ Levenshtein
@@ -631,17 +609,7 @@ class TermSimilarityMatrix:
             sort = np.argsort(rank[row], kind="stable")
             return row[sort], vals[sort]
 
-        def table() -> tuple[np.ndarray, np.ndarray]:
-            width = min(limit, max(n - 1, 0))
-            ids = np.full((n, width), -1, dtype=np.int64)
-            vals = np.zeros((n, width), dtype=dtype)
-            for t in range(n):
-                row, v = candidates(t, limit)
-                ids[t, : len(row)] = row
-                vals[t, : len(row)] = v
-            return ids, vals
-
-        matrix = _greedy(n, order, limit, candidates, table, symmetric, dominant, dtype)
+        matrix = _greedy(n, order, limit, candidates, symmetric, dominant, dtype)
         return cls(matrix, terms)
 
 
@@ -651,7 +619,6 @@ def _greedy(
     order: np.ndarray,
     limit: int,
     candidates: _Candidates,
-    table: Callable[[], tuple[np.ndarray, np.ndarray]],
     symmetric: bool,
     dominant: bool,
     dtype: np.dtype,
@@ -663,8 +630,8 @@ def _greedy(
     returned order. An element is skipped when its column is full, when it is already present,
     with ``dominant`` when it would bring a column's absolute off-diagonal sum to 1 or more
     (computed in ``dtype``), and with ``symmetric`` when the mirrored element fails any of these
-    in its own column. Without ``symmetric`` the columns are independent, and all are filled at
-    once from ``table()`` (every column's candidates for the full budget, -1 padded).
+    in its own column. Without ``symmetric`` the columns are independent: each takes its
+    candidates for the full budget.
     """
     width = min(limit, max(n - 1, 0))  # a column has at most n − 1 off-diagonal elements
     rows_buf = np.zeros((n, width), dtype=np.int64)
@@ -672,7 +639,11 @@ def _greedy(
     if width == 0:
         counts = np.zeros(n, dtype=np.int64)
     elif not symmetric:
-        rows_buf, vals_buf = table()
+        for t in range(n):
+            row, values = candidates(t, limit)
+            rows_buf[t, : len(row)] = row
+            rows_buf[t, len(row) :] = -1
+            vals_buf[t, : len(row)] = values
         valid = rows_buf >= 0
         if dominant:
             column_sum = np.zeros(n, dtype=dtype)
@@ -686,47 +657,98 @@ def _greedy(
         sort = np.argsort(~valid, axis=1, kind="stable")[:, :width]
         rows_buf = np.take_along_axis(rows_buf, sort, 1)
         vals_buf = np.take_along_axis(vals_buf, sort, 1)
+    elif not dominant:
+        counts = _greedy_symmetric(order, limit, candidates, rows_buf, vals_buf)
     else:
-        count = [0] * n
-        column_sum = np.zeros(n, dtype=dtype)
-        one = 1.0
-        for t1 in order.tolist():
-            have = count[t1]
-            budget = limit - have
-            if budget <= 0:
-                continue
-            row, vals = candidates(t1, budget)
-            if not len(row):
-                continue
-            present = set(rows_buf[t1, :have].tolist()) if have else ()
-            if dominant:
-                magnitudes = np.abs(vals)
-            for k, t2 in enumerate(row.tolist()):
-                if count[t1] >= limit:
-                    break
-                if count[t2] >= limit or t2 in present:
-                    continue
-                if dominant:
-                    m = magnitudes[k]  # dtype scalar: the sums below round like gensim's
-                    if column_sum[t1] + m >= one or column_sum[t2] + m >= one:
-                        continue
-                    column_sum[t1] += m
-                    column_sum[t2] += m
-                value = vals[k]
-                c1 = count[t1]
-                rows_buf[t1, c1] = t2
-                vals_buf[t1, c1] = value
-                count[t1] = c1 + 1
-                c2 = count[t2]
-                rows_buf[t2, c2] = t1
-                vals_buf[t2, c2] = value
-                count[t2] = c2 + 1
-        counts = np.array(count, dtype=np.int64)
+        counts = _greedy_dominant(order, limit, candidates, rows_buf, vals_buf)
     # buffer row t holds the matrix rows of column t
     mask = np.arange(rows_buf.shape[1])[None, :] < counts[:, None]
     rows = rows_buf[mask]
     cols = np.repeat(np.arange(n, dtype=np.int64), counts)
     return _assemble(n, rows, cols, vals_buf[mask], dtype)
+
+
+def _open_columns(
+    order: np.ndarray, limit: int, candidates: _Candidates, counts: np.ndarray
+) -> Iterator[tuple[int, int, int, np.ndarray, np.ndarray]]:
+    """Columns in visiting order that have room: (column, non-zeros, room, candidates, values)."""
+    for t1 in order.tolist():
+        have = int(counts[t1])
+        budget = limit - have
+        if budget > 0:
+            row, vals = candidates(t1, budget)
+            if len(row):
+                yield t1, have, budget, row, vals
+
+
+def _greedy_symmetric(
+    order: np.ndarray,
+    limit: int,
+    candidates: _Candidates,
+    rows_buf: np.ndarray,
+    vals_buf: np.ndarray,
+) -> np.ndarray:
+    """The symmetric greedy construction without dominance, one vectorized step per column.
+
+    Without the dominance sums, whether candidate t2 fits column t1 does not depend on the
+    candidates before it (each t2 occurs once per column): it fits unless its own column is full
+    or the cell is already set. So the column takes the first ``budget`` candidates that fit, in
+    their order — what the element-by-element loop of gensim does. Returns the column counts.
+    """
+    counts = np.zeros(len(rows_buf), dtype=np.int64)
+    assigned = np.zeros(len(rows_buf), dtype=bool)  # scratch: the rows already in column t1
+    for t1, have, budget, row, vals in _open_columns(order, limit, candidates, counts):
+        fits = counts[row] < limit
+        if have:
+            present = rows_buf[t1, :have]
+            assigned[present] = True
+            fits &= ~assigned[row]
+            assigned[present] = False
+        chosen = np.flatnonzero(fits)[:budget]
+        t2, value = row[chosen], vals[chosen]
+        rows_buf[t1, have : have + len(t2)] = t2
+        vals_buf[t1, have : have + len(t2)] = value
+        counts[t1] = have + len(t2)
+        at = counts[t2]
+        rows_buf[t2, at] = t1
+        vals_buf[t2, at] = value
+        counts[t2] = at + 1
+    return counts
+
+
+def _greedy_dominant(
+    order: np.ndarray,
+    limit: int,
+    candidates: _Candidates,
+    rows_buf: np.ndarray,
+    vals_buf: np.ndarray,
+) -> np.ndarray:
+    """The symmetric greedy construction with dominance, element by element as gensim's.
+
+    An element that would bring its column's absolute off-diagonal sum to 1 is skipped and a
+    later, smaller one may still fit, so the insertions of a column depend on each other.
+    Returns the column counts.
+    """
+    counts = np.zeros(len(rows_buf), dtype=np.int64)
+    column_sum = np.zeros(len(rows_buf), dtype=vals_buf.dtype)
+    for t1, have, _, row, vals in _open_columns(order, limit, candidates, counts):
+        present = set(rows_buf[t1, :have].tolist())
+        magnitudes = np.abs(vals)
+        for k, t2 in enumerate(row.tolist()):
+            if counts[t1] >= limit:
+                break
+            if counts[t2] >= limit or t2 in present:
+                continue
+            m = magnitudes[k]  # dtype scalar: the sums below round like gensim's
+            if column_sum[t1] + m >= 1.0 or column_sum[t2] + m >= 1.0:
+                continue
+            column_sum[t1] += m
+            column_sum[t2] += m
+            for column, other in ((t1, t2), (t2, t1)):
+                rows_buf[column, counts[column]] = other
+                vals_buf[column, counts[column]] = vals[k]
+                counts[column] += 1
+    return counts
 
 
 def _assemble(
@@ -746,103 +768,74 @@ def _assemble(
     return matrix
 
 
-def _unit_rows(vectors: np.ndarray) -> np.ndarray:
-    """Rows divided by their L2 norms (cosine normalization); zero rows stay zero."""
-    norms = np.linalg.norm(vectors, axis=1)
-    norms[norms == 0] = 1
-    return np.ascontiguousarray(vectors / norms[:, None], dtype=np.float32)
+_Search = Callable[[int, int], tuple[np.ndarray, np.ndarray]]
 
 
-def _nearest(
-    queries: np.ndarray,
-    base: np.ndarray,
-    k: int,
-    exclude: np.ndarray,
-    batch_size: int | None,
-    tile: int = 8192,
-) -> tuple[np.ndarray, np.ndarray]:
-    """The ``k`` rows of ``base`` with the largest dot products with each query (exact top-k).
+def _vocabulary_neighbours(
+    vectors: np.ndarray, term_rows: np.ndarray, limit: int, batch_size: int | None
+) -> _Search:
+    """gensim's mode: ``search(t, k)`` is term t's k most similar words in the whole vocabulary.
 
-    Implements the cosine similarity :math:`q \\cdot b` of unit vectors by blocks of BLAS
-    matrix products: a block of queries × a tile of ``base``; a running per-query threshold
-    (the current k-th best) discards most of each tile before ``numpy.argpartition``. Row
-    ``exclude[i]`` of ``base`` (the query word itself) is never returned for query ``i``.
-
-    Returns
-    -------
-    ids : numpy.ndarray
-        ``(len(queries), k)`` int64 rows of ``base``, most similar first (ties by lower row),
-        -1 where fewer than ``k`` exist.
-    sims : numpy.ndarray
-        The matching float32 similarities (``-inf`` for padding).
+    It returns their term ids (-1 for words that are not terms) and float32 cosines, exactly as
+    gensim 4.4's ``WordEmbeddingSimilarityIndex(kv).most_similar(term, topn=k)`` before its
+    threshold: the candidate pools come from :func:`es_scm.neighbors.top_candidates` with the
+    margin that makes them hold gensim's top k, and :class:`es_scm.neighbors.GensimMostSimilar`
+    scores them as gensim does.
     """
-    n_queries, n = len(queries), len(base)
-    kk = min(k + 1, n)  # one more for the excluded word itself
-    if batch_size is None:
-        batch_size = int(np.clip((64 << 20) // (4 * min(n, tile) * 4), 16, 1024))
-    ids = np.full((n_queries, k), -1, dtype=np.int64)
-    sims = np.full((n_queries, k), -np.inf, dtype=np.float32)
-    base_t = base.T
-    for start in range(0, n_queries, batch_size):
-        block = queries[start : start + batch_size]
-        b = len(block)
-        pool_v = np.empty((b, 0), dtype=np.float32)
-        pool_i = np.empty((b, 0), dtype=np.int64)
-        thr = np.full(b, -np.inf, dtype=np.float32)
-        for lo in range(0, n, tile):
-            scores = block @ base_t[:, lo : lo + tile]
-            columns = scores.shape[1]
-            if pool_v.shape[1] < kk:  # warming up: the whole tile joins the pool
-                new_v = scores
-                new_i = np.broadcast_to(np.arange(lo, lo + columns, dtype=np.int64), scores.shape)
-            else:
-                flat = np.flatnonzero(scores >= thr[:, None])  # 1-D: much faster than 2-D
-                if not flat.size:
-                    continue
-                r = flat // columns
-                counts = np.bincount(r, minlength=b)
-                width = int(counts.max())
-                offsets = np.zeros(b, dtype=np.int64)
-                np.cumsum(counts[:-1], out=offsets[1:])
-                position = np.arange(flat.size) - offsets[r]
-                new_v = np.full((b, width), -np.inf, dtype=np.float32)
-                new_i = np.full((b, width), -1, dtype=np.int64)
-                new_v[r, position] = scores.ravel()[flat]
-                new_i[r, position] = flat - r * columns + lo
-            pool_v = np.concatenate([pool_v, new_v], axis=1)
-            pool_i = np.concatenate([pool_i, new_i], axis=1)
-            if pool_v.shape[1] > kk:
-                # keep the kk best (ties: the earlier row, to be deterministic)
-                key_v, key_i = pool_v, pool_i
-                pick = np.argpartition(-key_v, kk - 1, axis=1)
-                cut = np.take_along_axis(key_v, pick[:, kk - 1 : kk], 1)[:, 0]
-                # resolve ties at the cut by row index: exact and cheap (ties are rare)
-                above = key_v > cut[:, None]
-                at = (key_v == cut[:, None]) & (key_i >= 0)
-                if np.any(above.sum(1) + at.sum(1) > kk):
-                    tie_key = np.where(at, key_i, np.iinfo(np.int64).max)
-                    sort = np.lexsort((tie_key, ~above), axis=1)[:, :kk]
-                else:
-                    sort = pick[:, :kk]
-                pool_v = np.take_along_axis(key_v, sort, 1)
-                pool_i = np.take_along_axis(key_i, sort, 1)
-                thr = pool_v.min(axis=1)
-        # sort the pool: most similar first, ties by row; drop the excluded word (or the last)
-        sort = np.lexsort((np.where(pool_i >= 0, pool_i, n), -pool_v), axis=1)
-        pool_v = np.take_along_axis(pool_v, sort, 1)
-        pool_i = np.take_along_axis(pool_i, sort, 1)
-        is_self = pool_i == exclude[start : start + b, None]
-        keep = np.argsort(is_self, axis=1, kind="stable")[:, : min(k, pool_i.shape[1])]
-        width = keep.shape[1]
-        kept_i = np.take_along_axis(pool_i, keep, 1)
-        kept_v = np.take_along_axis(pool_v, keep, 1)
-        if pool_i.shape[1] <= k:  # fewer candidates than k: blank a kept self-match
-            self_kept = np.take_along_axis(is_self, keep, 1)
-            kept_i[self_kept] = -1
-            kept_v[self_kept] = -np.inf
-        ids[start : start + b, :width] = kept_i
-        sims[start : start + b, :width] = kept_v
-    return ids, sims
+    has_vector = np.flatnonzero(term_rows >= 0)
+    to_term = np.full(len(vectors), -1, dtype=np.int64)
+    to_term[term_rows[has_vector]] = has_vector
+    position = np.full(len(term_rows), -1, dtype=np.int64)
+    position[has_vector] = np.arange(len(has_vector))
+    empty = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
+    if limit == 0 or not len(has_vector) or len(vectors) < 2:
+        return lambda t1, budget: empty
+    unit = neighbors.unit_rows(vectors)
+    indptr, pools, _ = neighbors.top_candidates(
+        unit[term_rows[has_vector]],
+        unit,
+        min(limit + 1, len(vectors)),  # + 1: the word itself is among its most similar
+        margin=neighbors.pool_margin(vectors.shape[1]),
+        block_size=batch_size,
+    )
+    most_similar = neighbors.GensimMostSimilar(vectors)
+    ranked, scores = most_similar.rank_pools(term_rows[has_vector], indptr, pools)
+
+    def search(t1: int, budget: int) -> tuple[np.ndarray, np.ndarray]:
+        p = position[t1]
+        if p < 0:
+            return empty
+        span = slice(indptr[p], indptr[p + 1])
+        rows, sims = most_similar.select(int(term_rows[t1]), budget, ranked[span], scores[span])
+        return to_term[rows], sims
+
+    return search
+
+
+def _terms_neighbours(
+    vectors: np.ndarray, term_rows: np.ndarray, limit: int, batch_size: int | None
+) -> _Search:
+    """The terms mode: ``search(t, k)`` is term t's k most similar terms (ties by term order)."""
+    has_vector = np.flatnonzero(term_rows >= 0)
+    position = np.full(len(term_rows), -1, dtype=np.int64)
+    position[has_vector] = np.arange(len(has_vector))
+    empty = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
+    if limit == 0 or len(has_vector) < 2:
+        return lambda t1, budget: empty
+    unit = neighbors.unit_rows(vectors[term_rows[has_vector]])
+    k = min(limit + 1, len(has_vector))  # + 1: the term itself is among its most similar
+    indptr, found, sims = neighbors.top_candidates(unit, unit, k, block_size=batch_size)
+
+    def search(t1: int, budget: int) -> tuple[np.ndarray, np.ndarray]:
+        p = position[t1]
+        if p < 0:
+            return empty
+        rows, values = found[indptr[p] : indptr[p + 1]], sims[indptr[p] : indptr[p + 1]]
+        best = np.lexsort((rows, -values))  # most similar first, ties by term order
+        best = best[rows[best] != p][:budget]
+        return has_vector[rows[best]], values[best]
+
+    return search
 
 
 def _column_order(
