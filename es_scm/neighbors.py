@@ -167,17 +167,21 @@ class _Sample:
     The guess is the r-th largest of the maxima of interleaved groups of sample scores, with
     r ≈ 3k/s: a group maximum is a sample score, so about 3k base rows score above the guess —
     few enough to keep the scan cheap, and rarely fewer than k (then the query is rescanned).
-    Group maxima cost a pass at memory speed, where a partition over the sample would not.
+    Group maxima cost a pass at memory speed, where a partition over the sample would not;
+    groups are small enough that there are at least 16r of them, so that the r-th largest
+    maximum stays close to the r-th largest score.
     """
 
     STRIDE = 32
-    GROUP = 64
+    MAX_GROUP = 64
 
     def __init__(self, base: np.ndarray, k: int) -> None:
         self.rank = -(-3 * k // self.STRIDE)
-        usable = len(base) // self.STRIDE // self.GROUP * self.GROUP
-        self.rows_t = base[:: self.STRIDE][:usable].T.copy() if usable else None
-        if usable and usable // self.GROUP < 4 * self.rank:
+        sample = base[:: self.STRIDE]
+        self.group = int(np.clip(len(sample) // (16 * self.rank), 1, self.MAX_GROUP))
+        usable = len(sample) // self.group * self.group
+        self.rows_t: np.ndarray | None = sample[:usable].T.copy()
+        if usable // self.group < 4 * self.rank:
             self.rows_t = None  # too small a base to sample: no guess
 
     def guess(self, block: np.ndarray) -> np.ndarray:
@@ -186,7 +190,7 @@ class _Sample:
             return guess
         for start in range(0, len(block), 256):  # bounded memory for the sample's scores
             scores = block[start : start + 256] @ self.rows_t
-            maxima = scores.reshape(len(scores), self.GROUP, -1).max(axis=1)
+            maxima = scores.reshape(len(scores), self.group, -1).max(axis=1)
             at = maxima.shape[1] - self.rank
             guess[start : start + 256] = np.partition(maxima, at, axis=1)[:, at]
         return guess
@@ -247,9 +251,9 @@ def _scan(
             keep = values >= threshold[r]
             parts.append((r[keep], c[keep] + lo, values[keep]))
             pending += int(keep.sum())
-        # without a guess, raise the thresholds to the k-th best so far early on (after
-        # tiles 1, 3, 7, …); always when the candidates pile up
-        early = guess is None and ((number + 1) & (number + 2)) == 0
+        # raise the thresholds to the k-th best so far after tiles 1, 3, 7, … (from 31 on with
+        # a guess, which starts higher), and whenever the candidates pile up
+        early = ((number + 1) & (number + 2)) == 0 and (guess is None or number >= 30)
         if pending > 4 * b * k or early:
             parts, threshold, _ = _prune(parts, padded, k, margin, threshold)
             lowest = threshold.reshape(groups, -1).min(axis=1)[:, None, None]
@@ -286,9 +290,10 @@ def _prune(
     (−inf where it has fewer than k candidates).
     """
     rows, cols, scores = _concatenate(parts)
-    order = np.argsort(rows.astype(np.uint16) if b <= 2**16 else rows, kind="stable")  # radix
-    rows, cols, scores = rows[order], cols[order], scores[order]
     counts = np.bincount(rows, minlength=b)
+    order = np.argsort(rows.astype(np.uint16) if b <= 2**16 else rows, kind="stable")  # radix
+    rows = np.repeat(np.arange(b), counts)
+    cols, scores = cols[order], scores[order]
     kth = _kth_largest(scores, counts, k)
     threshold = np.maximum(threshold, kth - margin)
     keep = scores >= threshold[rows]

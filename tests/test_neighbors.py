@@ -146,7 +146,8 @@ def test_search_equals_gensim_bit_for_bit(keyed, topn) -> None:
         expected = keyed.most_similar(keyed.index_to_key[row], topn=topn)
         # the same words with the same float32 similarities; the order of exact ties inside
         # the result is gensim's argsort's (it does not change which words are chosen)
-        ours_sorted = sorted((-float(s), keyed.index_to_key[j]) for j, s in zip(found, sims))
+        pairs = zip(found, sims, strict=True)
+        ours_sorted = sorted((-float(s), keyed.index_to_key[j]) for j, s in pairs)
         assert ours_sorted == sorted((-s, word) for word, s in expected)
         assert list(sims) == sorted(sims, reverse=True)
 
@@ -160,7 +161,7 @@ def test_full_search_is_used_for_exact_ties(keyed, monkeypatch: pytest.MonkeyPat
     pool = np.array([3, 7, 11, 0, 1, 2])
     found, sims = ours.search(3, 1, pool)  # the top 2 of {w3, w7, w11}: gensim's partition decides
     expected = keyed.most_similar("w3", topn=1)
-    assert [(keyed.index_to_key[j], float(s)) for j, s in zip(found, sims)] == expected
+    assert [(keyed.index_to_key[j], float(s)) for j, s in zip(found, sims, strict=True)] == expected
     assert calls == [(3, 1)]
 
 
