@@ -398,7 +398,19 @@ def build_parser() -> argparse.ArgumentParser:
     index.add_argument(
         "--batch-size", type=_positive_int, default=500, help="documents per bulk request"
     )
+    index.add_argument(
+        "--concurrency",
+        type=_positive_int,
+        default=2,
+        help="bulk requests in flight at once (default 2)",
+    )
     index.add_argument("--recreate", action="store_true", help="delete the index first")
+    index.add_argument(
+        "--optimize",
+        action="store_true",
+        help="force-merge the index into one segment afterwards (faster searches of a corpus "
+        "that no longer changes; takes a while on large indices)",
+    )
     index.add_argument("--no-progress", action="store_true", help="no progress bar")
 
     # search
@@ -689,7 +701,11 @@ def _cmd_index(args: argparse.Namespace) -> int:
     progress = _progress(total, args.no_progress)
     try:
         report = index.index_documents(
-            counted(), batch_size=args.batch_size, create=False, progress=progress
+            counted(),
+            batch_size=args.batch_size,
+            concurrency=args.concurrency,
+            create=False,
+            progress=progress,
         )
     except CorpusError as error:
         before = max(read - 1, 0)
@@ -702,6 +718,10 @@ def _cmd_index(args: argparse.Namespace) -> int:
             progress.close()
     state = "created" if created else "existing"
     print(f"{args.index} ({state} index): {report.summary()}")
+    if args.optimize:
+        started = time.perf_counter()
+        index.optimize()
+        print(f"merged {args.index} into one segment in {time.perf_counter() - started:.1f}s")
     if report.empty:
         shown = ", ".join(report.empty_ids[:5])
         print(f"{report.empty} empty document(s) (no vocabulary term; never matched): {shown}")

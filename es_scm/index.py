@@ -1,6 +1,6 @@
 """The Elasticsearch index owned by es-scm: its schema and the ingestion of documents.
 
-Each document ``y`` is stored three ways (paper §4, Theorems 4.1–4.3):
+Each document ``y`` is stored as (paper §4, Theorems 4.1–4.3):
 
 ``text``
     The text, stored in ``_source`` and analyzed for BM25 (``match`` queries keep working).
@@ -8,12 +8,12 @@ Each document ``y`` is stored three ways (paper §4, Theorems 4.1–4.3):
     A ``sparse_vector`` holding the normalized vector y' = Wy / √((Wy)ᵀS(Wy)) keyed by term id.
     A query expanded to x' = SᵀWx scores x'ᵀy' = (Wx)ᵀS(Wy)/‖Wy‖_S by a plain sparse dot product
     (Theorem 4.1 with the document-side normalization of Theorem 4.2), so Elasticsearch ranks by
-    the SCM up to the query's constant norm. Lucene keeps only the 9 most significant bits of each
-    stored value (truncating), which the exact mode accounts for (see :mod:`es_scm.search`).
-``scm.exact``
-    The exact weighted vector Wy (base64 of int32 term ids and float64 weights: exact, compact and
-    fast to decode) and its soft norm ‖Wy‖_S, in ``_source`` only (an ``enabled: false`` object:
-    neither parsed nor indexed), for the exact rescoring.
+    the SCM up to the query's constant norm. Lucene's postings keep only the 9 most significant
+    bits of each value (truncating), which the exact mode accounts for (see :mod:`es_scm.search`);
+    ``_source`` keeps the float64 values as sent, which the exact rescoring reads: one copy of
+    the vector serves both (the index keeps vectors in ``_source``, see :func:`index_settings`).
+``scm.empty``
+    True when y has no term of the vocabulary: such documents are stored and counted.
 ``metadata``
     The caller's other fields, passed through unchanged.
 
@@ -29,10 +29,10 @@ failure overwrites instead of duplicating.
 
 from __future__ import annotations
 
-import base64
 import itertools
 import time
-from collections.abc import Iterable, Iterator, Mapping
+from collections import deque
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -41,16 +41,19 @@ import numpy as np
 from elasticsearch import ApiError, ConnectionError, ConnectionTimeout, Elasticsearch, helpers
 
 from ._version import __version__
+from .connection import cluster_version
 
 if TYPE_CHECKING:
     from .model import SoftCosineModel
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 1 kept the exact vector in a separate base64 object
 TEXT_FIELD = "text"
 VECTOR_FIELD = "scm.vector"
-EXACT_FIELD = "scm.exact"
 METADATA_FIELD = "metadata"
 RETRYABLE_STATUSES = (429, 500, 502, 503, 504)
+# Lucene's FeatureField stores float32(v) truncated to 9 significant bits:
+# v·(1 − 2⁻²⁴)(1 − 2⁻⁸) < stored ≤ v·(1 + 2⁻²⁴), so stored ≥ v·(1 − FEATURE_VALUE_ERROR).
+FEATURE_VALUE_ERROR = 2.0**-8 + 2.0**-23
 
 
 class ModelMismatchError(ValueError):
@@ -103,13 +106,34 @@ def index_mapping(model: SoftCosineModel) -> dict[str, Any]:
             "scm": {
                 "properties": {
                     "vector": {"type": "sparse_vector", "index_options": {"prune": False}},
-                    "exact": {"type": "object", "enabled": False},
                     "empty": {"type": "boolean"},
                 }
             },
             METADATA_FIELD: {"type": "object", "dynamic": True},
         },
     }
+
+
+def index_settings(client: Elasticsearch, *, shards: int = 1, replicas: int = 0) -> dict[str, Any]:
+    """The index settings: shards, replicas, and ``_source`` that keeps the vectors (9.2+).
+
+    Since 9.2 Elasticsearch leaves ``sparse_vector`` values out of the stored ``_source``
+    (``index.mapping.exclude_source_vectors``) and rebuilds them from the index when asked, with
+    the index's 9-bit precision. es-scm needs the exact values the rescorer reads, and cutting
+    the vector out also means parsing every document a second time: for vectors of ~60 features
+    it made indexing the field about 1.6 times as costly (``scripts/bench_ingest.py``).
+    """
+    settings: dict[str, Any] = {"number_of_shards": shards, "number_of_replicas": replicas}
+    if _version_tuple(cluster_version(client)) >= (9, 2):
+        settings["index.mapping.exclude_source_vectors"] = False
+    return settings
+
+
+def _version_tuple(version: str) -> tuple[int, ...]:
+    numbers = []
+    for part in version.split("-")[0].split(".")[:3]:
+        numbers.append(int(part) if part.isdigit() else 0)
+    return tuple(numbers)
 
 
 def check_model(client: Elasticsearch, index: str, model: SoftCosineModel) -> dict[str, Any]:
@@ -135,6 +159,11 @@ def check_model(client: Elasticsearch, index: str, model: SoftCosineModel) -> di
         meta = body.get("mappings", {}).get("_meta", {}).get("es_scm", {})
         if not meta:
             raise ModelMismatchError(f"index {concrete!r} was not created by es-scm")
+        if meta.get("schema_version") != SCHEMA_VERSION:
+            raise ModelMismatchError(
+                f"index {concrete!r} has es-scm schema version {meta.get('schema_version')}, "
+                f"this es-scm reads version {SCHEMA_VERSION}; reindex the documents"
+            )
         if meta.get("model_id") != model.model_id:
             raise ModelMismatchError(
                 f"index {concrete!r} was built with model {meta.get('model_id', '?')[:12]}, "
@@ -143,48 +172,48 @@ def check_model(client: Elasticsearch, index: str, model: SoftCosineModel) -> di
     return meta
 
 
-def document_source(
-    text: str,
+def document_sources(
+    texts: Sequence[str],
     weights: Any,
-    norm: float,
-    metadata: Mapping[str, Any] | None,
-) -> dict[str, Any]:
-    """The ``_source`` of one document from its weighted vector Wy (a 1-row CSR) and ‖Wy‖_S."""
-    ids = weights.indices.astype("<i4")
-    values = weights.data.astype("<f8")
-    source: dict[str, Any] = {
-        TEXT_FIELD: text,
-        "scm": {"exact": encode_exact(ids, values, norm), "empty": bool(norm <= 0.0)},
-    }
-    if norm > 0.0:
-        normalized = values / norm
-        positive = normalized > 0.0  # sparse_vector holds positive values only
-        source["scm"]["vector"] = dict(
-            zip(map(str, ids[positive].tolist()), normalized[positive].tolist(), strict=True)
-        )
-    if metadata:
-        source[METADATA_FIELD] = dict(metadata)
-    return source
+    norms: np.ndarray,
+    metadata: Sequence[Mapping[str, Any] | None],
+    term_keys: np.ndarray,
+) -> list[dict[str, Any]]:
+    """The ``_source`` of a batch of documents from their weighted vectors Wy (CSR rows).
 
-
-def encode_exact(ids: np.ndarray, weights: np.ndarray, norm: float) -> dict[str, Any]:
-    """The exact vector Wy for ``_source``: base64 of little-endian int32 ids / float64 weights.
-
-    Binary is exact and compact: 16 base64 characters per term (4 + 8 bytes), where JSON would
-    write an id and up to 17 significant digits of a float; decoding is one ``numpy.frombuffer``.
+    ``norms`` are the soft norms ‖Wy‖_S and ``term_keys[i]`` (an object array of str) the feature
+    key of term ``i``. The
+    normalization y' = Wy/‖Wy‖_S runs on the whole batch at once; only the assembly of each
+    document's dictionaries is per document.
     """
-    return {
-        "terms": base64.b64encode(ids.astype("<i4").tobytes()).decode("ascii"),
-        "weights": base64.b64encode(weights.astype("<f8").tobytes()).decode("ascii"),
-        "norm": float(norm),
-    }
+    indptr, indices, data = weights.indptr, weights.indices, weights.data
+    rows = np.repeat(np.arange(len(texts)), np.diff(indptr))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        normalized = data / norms[rows]
+    # sparse_vector holds positive values only (all of them with S ≥ 0 and W ≥ 0)
+    positive = (norms[rows] > 0.0) & (normalized > 0.0)
+    keys = term_keys[indices[positive]].tolist()
+    values = normalized[positive].tolist()
+    bounds = np.concatenate([[0], np.cumsum(np.bincount(rows[positive], minlength=len(texts)))])
+    sources = []
+    for row, text in enumerate(texts):
+        first, last = int(bounds[row]), int(bounds[row + 1])
+        scm: dict[str, Any] = {"empty": last == first}
+        if last > first:
+            scm["vector"] = dict(zip(keys[first:last], values[first:last], strict=True))
+        source: dict[str, Any] = {TEXT_FIELD: text, "scm": scm}
+        if metadata[row]:
+            source[METADATA_FIELD] = dict(metadata[row])
+        sources.append(source)
+    return sources
 
 
-def decode_exact(exact: Mapping[str, Any]) -> tuple[np.ndarray, np.ndarray, float]:
-    """Inverse of :func:`encode_exact`: (term ids, weights, soft norm ‖Wy‖_S)."""
-    ids = np.frombuffer(base64.b64decode(exact.get("terms", "")), dtype="<i4")
-    weights = np.frombuffer(base64.b64decode(exact.get("weights", "")), dtype="<f8")
-    return ids, weights, float(exact.get("norm", 0.0))
+def stored_vector(source: Mapping[str, Any]) -> tuple[np.ndarray, np.ndarray]:
+    """A document's normalized vector y' from its ``_source``: (term ids, float64 values)."""
+    vector = source.get("scm", {}).get("vector") or {}
+    ids = np.fromiter(map(int, vector.keys()), dtype=np.int64, count=len(vector))
+    values = np.fromiter(vector.values(), dtype=np.float64, count=len(vector))
+    return ids, values
 
 
 def _split_document(position: int, document: Mapping[str, Any]) -> tuple[str, str, dict]:
@@ -213,6 +242,9 @@ class DocumentIngester:
     max_retries : int
         Retries of a failed bulk request (connection error, 429 or 5xx) before its documents
         are reported as failed; the wait doubles from ``initial_backoff`` up to ``max_backoff``.
+    concurrency : int
+        Bulk requests in flight at once (2): Elasticsearch indexes each on a thread of its
+        own while Python vectorizes the next batch.
     """
 
     def __init__(
@@ -225,11 +257,14 @@ class DocumentIngester:
         max_retries: int = 5,
         initial_backoff: float = 1.0,
         max_backoff: float = 30.0,
+        concurrency: int = 2,
     ) -> None:
         if batch_size < 1:
             raise ValueError(f"batch_size must be at least 1, got {batch_size}")
         if max_retries < 0:
             raise ValueError(f"max_retries must be non-negative, got {max_retries}")
+        if concurrency < 1:
+            raise ValueError(f"concurrency must be at least 1, got {concurrency}")
         self.client = client
         self.index = index
         self.model = model
@@ -237,41 +272,49 @@ class DocumentIngester:
         self.max_retries = max_retries
         self.initial_backoff = initial_backoff
         self.max_backoff = max_backoff
+        self.concurrency = concurrency
+        self._term_keys = np.array([str(i) for i in range(len(model.terms))], dtype=object)
 
     def run(self, documents: Iterable[Mapping[str, Any]], progress: Any = None) -> IngestReport:
         """Ingest a stream of ``{"id", "text", ...}`` documents; return the report.
 
-        ``progress`` is an object with ``update(n)`` (e.g. a tqdm bar), or None. The next batch is
-        vectorized while the previous one is in flight, so Python and Elasticsearch work at the
-        same time; at most two batches are held in memory.
+        ``progress`` is an object with ``update(n)`` (e.g. a tqdm bar), or None. Batches are
+        vectorized while up to ``concurrency`` earlier ones are in flight, so Python and
+        Elasticsearch work at the same time; at most ``concurrency + 1`` batches are held in
+        memory.
         """
         report = IngestReport()
         started = time.perf_counter()
         positions = itertools.count()
         stream = iter(documents)
-        in_flight: tuple[Future, list[dict], list[str]] | None = None
-        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="es-scm-bulk") as sender:
+        in_flight: deque[tuple[Future, list[dict], list[str]]] = deque()
+        with ThreadPoolExecutor(self.concurrency, thread_name_prefix="es-scm-bulk") as sender:
             while batch := list(itertools.islice(stream, self.batch_size)):
                 actions, empty_ids = self._prepare(batch, positions)
-                if in_flight is not None:
-                    self._account(*in_flight, report, progress)
-                in_flight = (sender.submit(self._send, actions), actions, empty_ids)
-            if in_flight is not None:
-                self._account(*in_flight, report, progress)
+                while len(in_flight) >= self.concurrency:
+                    self._account(*in_flight.popleft(), report, progress)
+                in_flight.append((sender.submit(self._send, actions), actions, empty_ids))
+            while in_flight:
+                self._account(*in_flight.popleft(), report, progress)
         report.seconds = time.perf_counter() - started
         return report
 
     def _prepare(self, batch: list, positions: Iterator[int]) -> tuple[list[dict], list[str]]:
         """Vectorize a batch: its bulk actions and the ids of its empty documents."""
         parsed = [_split_document(next(positions), document) for document in batch]
-        weights = self.model.vectorize_many([text for _, text, _ in parsed], role="document")
+        texts = [text for _, text, _ in parsed]
+        weights = self.model.vectorize_many(texts, role="document")
         norms = np.atleast_1d(self.model.similarity_matrix.soft_norm(weights))
-        actions, empty_ids = [], []
-        for row, (doc_id, text, metadata) in enumerate(parsed):
-            source = document_source(text, weights[row], norms[row], metadata)
-            if source["scm"]["empty"]:
-                empty_ids.append(doc_id)
-            actions.append({"_index": self.index, "_id": doc_id, "_source": source})
+        sources = document_sources(
+            texts, weights, norms, [metadata for _, _, metadata in parsed], self._term_keys
+        )
+        actions = [
+            {"_index": self.index, "_id": doc_id, "_source": source}
+            for (doc_id, _, _), source in zip(parsed, sources, strict=True)
+        ]
+        empty_ids = [
+            doc_id for (doc_id, _, _), s in zip(parsed, sources, strict=True) if s["scm"]["empty"]
+        ]
         return actions, empty_ids
 
     @staticmethod
@@ -345,9 +388,9 @@ class SCMIndex:
         The model that vectorizes documents and queries; the index records its ``model_id``.
     max_clauses : int, optional
         The most query clauses to send (default: the cluster's limit).
-    query_type : {"bool", "sparse_vector"}
-        How the expanded query is sent: a bool of boosted ``term`` queries (default) or a
-        ``sparse_vector`` query; both score alike, the second is a smaller request.
+    query_type : {"sparse_vector", "bool"}
+        How the expanded query is sent: a ``sparse_vector`` query (default) or a bool of boosted
+        ``term`` queries; both score alike, the first is the smaller and faster request.
 
     Examples
     --------
@@ -365,7 +408,7 @@ class SCMIndex:
         model: SoftCosineModel,
         *,
         max_clauses: int | None = None,
-        query_type: str = "bool",
+        query_type: str = "sparse_vector",
     ) -> None:
         if not name or name != name.lower() or any(c in name for c in ' "\\/,|<>?'):
             raise ValueError(f'invalid index name {name!r} (lower case, no spaces or ,/\\|<>?")')
@@ -391,7 +434,7 @@ class SCMIndex:
             return False
         self.client.indices.create(
             index=self.name,
-            settings={"number_of_shards": shards, "number_of_replicas": replicas},
+            settings=index_settings(self.client, shards=shards, replicas=replicas),
             mappings=index_mapping(self.model),
         )
         return True
@@ -408,6 +451,22 @@ class SCMIndex:
     def count(self) -> int:
         return int(self.client.count(index=self.name)["count"])
 
+    def optimize(self, max_num_segments: int = 1) -> None:
+        """Force-merge the index into ``max_num_segments`` segments (waits until done).
+
+        An expanded query has hundreds of terms, and Lucene looks each one up and builds a
+        scorer for it in every segment: on 100,000 paragraphs, one segment instead of seven
+        halved Elasticsearch's time per query (``scripts/bench_search.py``). Worth it for a
+        corpus that no longer changes; a merge of a large index takes minutes and needs
+        temporary disk space.
+        """
+        if max_num_segments < 1:
+            raise ValueError(f"max_num_segments must be at least 1, got {max_num_segments}")
+        self.client.options(request_timeout=3600).indices.forcemerge(
+            index=self.name, max_num_segments=max_num_segments, wait_for_completion=True
+        )
+        self.client.indices.refresh(index=self.name)
+
     def index_documents(
         self,
         documents: Iterable[Mapping[str, Any]],
@@ -418,10 +477,12 @@ class SCMIndex:
         create: bool = True,
         refresh: bool = True,
         progress: Any = None,
+        concurrency: int = 2,
     ) -> IngestReport:
         """Vectorize and bulk-index ``{"id", "text", ...}`` documents (see :class:`IngestReport`).
 
         The index is created if missing (``create=True``) and checked against the model first.
+        ``concurrency`` bulk requests are in flight at once (see :class:`DocumentIngester`).
         """
         if create and not self.exists():
             self.create()
@@ -433,6 +494,7 @@ class SCMIndex:
             batch_size=batch_size,
             max_retries=max_retries,
             initial_backoff=initial_backoff,
+            concurrency=concurrency,
         )
         report = ingester.run(documents, progress=progress)
         if refresh:

@@ -100,6 +100,7 @@ class SoftCosineModel:
         self.document_weighting = _as_weighting("document_weighting", document_weighting)
         self.query_weighting = _as_weighting("query_weighting", query_weighting)
         self._model_id: str | None = None
+        self._lookup: dict[str, int] | None = None
 
     # -- building -------------------------------------------------------------------------------
 
@@ -202,10 +203,32 @@ class SoftCosineModel:
         raise ValueError(f"role must be 'query' or 'document', got {role!r}")
 
     def counts(self, texts: Iterable[str]) -> sp.csr_matrix:
-        """Return the term counts of ``texts``, one row per text (int64 CSR)."""
+        """Return the term counts of ``texts``, one row per text (int64 CSR, sorted indices).
+
+        Equal to ``vocabulary.to_counts(tokenizer.tokenize_many(texts))``, faster: the raw tokens
+        are looked up in a table of the vocabulary terms that the tokenizer keeps, so the stop
+        words and short tokens drop out with the unknown ones in one dictionary lookup.
+        """
         if isinstance(texts, str):
             raise TypeError("texts must be an iterable of str, not a str; use [text]")
-        return self.vocabulary.to_counts(self.tokenizer.tokenize_many(texts))
+        lookup = self._term_lookup().get
+        split = self.tokenizer.split
+        indptr, indices = [0], []
+        for text in texts:
+            indices.extend([i for i in map(lookup, split(text)) if i is not None])
+            indptr.append(len(indices))
+        counts = sp.csr_matrix(
+            (np.ones(len(indices), dtype=np.int64), indices, indptr),
+            shape=(len(indptr) - 1, len(self.terms)),
+        )
+        counts.sum_duplicates()  # sorts the indices of every row and adds up the repeats
+        return counts
+
+    def _term_lookup(self) -> dict[str, int]:
+        if self._lookup is None:
+            keeps = self.tokenizer.keeps
+            self._lookup = {t: i for t, i in self.vocabulary.term_to_id.items() if keeps(t)}
+        return self._lookup
 
     def vectorize_many(self, texts: Iterable[str], role: Role = "document") -> sp.csr_matrix:
         """Return the weighted term vectors ``Wx`` of ``texts`` as rows.

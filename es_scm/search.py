@@ -2,39 +2,42 @@ r"""Soft cosine search: query expansion, native retrieval and exact rescoring (p
 
 Query expansion (Theorem 4.1)
     The query text becomes x = W(q) and is expanded to x' = SᵀWx. Its positive entries are sent as
-    a ``bool`` of ``term`` queries on the ``sparse_vector`` field, each boosted by x'_j, so
-    Elasticsearch fetches the postings of the O(mC) terms related to the m query terms and scores
-    every matching document by the sparse dot product s_d = Σ_j x'_j · q(y'_j), where
-    y' = Wy/‖Wy‖_S is the stored normalized document vector (Theorem 4.2) and q keeps the 9 most
-    significant bits of a float. Dividing by the query's constant soft norm ‖Wx‖_S gives the SCM.
+    a ``sparse_vector`` query (or, equivalently, a ``bool`` of ``term`` queries each boosted by
+    x'_j) on the ``sparse_vector`` field, so Elasticsearch fetches the postings of the O(mC) terms
+    related to the m query terms and scores every matching document by the sparse dot product
+    s_d = Σ_j x'_j · q(y'_j), where y' = Wy/‖Wy‖_S is the stored normalized document vector
+    (Theorem 4.2) and q keeps the 9 most significant bits of a float32. Dividing by the query's
+    constant soft norm ‖Wx‖_S gives the SCM.
 
 Native retrieval needs S ≥ 0 and W ≥ 0
-    Negative entries of x' are not sent (a ``term`` query cannot carry a negative boost) and
+    Negative entries of x' are not sent (a query vector cannot carry a negative weight) and
     ``sparse_vector`` stores positive values only, so with negative similarities or weights the
     native ranking is an approximation; ``exact`` mode then reports ``exact_guarantee=False``.
 
 Modes
     ``native``  Elasticsearch's score divided by ‖Wx‖_S: the SCM up to the 9-bit precision of the
                 stored values.
-    ``exact``   native retrieval of a window of candidates, then the exact SCM from the stored
-                exact vectors, with the window grown until the result provably equals the
-                brute-force exact top k (below).
+    ``exact``   native retrieval of a window of candidates, then the exact SCM from the float64
+                vectors y' kept in ``_source``, with the window grown until the result provably
+                equals the brute-force exact top k (below).
     ``rescore`` the exact SCM of caller-supplied candidates (ids, or any Elasticsearch query).
 
 The exactness argument
-    Let e_d = x'ᵀy'_d = (Wx)ᵀS(Wy_d)/‖Wy_d‖_S, so SCM(x, y_d) = e_d / ‖Wx‖_S. With S ≥ 0, W ≥ 0 and
-    a unit diagonal, ‖Wy‖²_S ≥ Σ_j (Wy)_j², hence 0 ≤ y'_j ≤ 1. Lucene truncates each stored value
-    to 9 significant bits: q(v) ∈ ((1 − 2⁻⁸)·v, v]. Boosts are rounded to float32 and the clause
-    scores summed in float32, a relative error below δ = (m + 2)·2⁻²⁴ for m clauses. Hence every
+    Let e_d = x'ᵀy'_d = (Wx)ᵀS(Wy_d)/‖Wy_d‖_S, so SCM(x, y_d) = e_d / ‖Wx‖_S. With S ≥ 0, W ≥ 0
+    and a unit diagonal, 1 = y'ᵀSy' ≥ y'ᵀy', so ‖y'‖₂ ≤ 1. Lucene stores float32(v) truncated to
+    9 significant bits: q(v) ≥ v·(1 − ε) with ε = 2⁻⁸ + 2⁻²³
+    (:data:`es_scm.index.FEATURE_VALUE_ERROR`). Query weights are rounded to float32 and the m
+    clause scores summed in float32, a relative error below δ = (m + 2)·2⁻²⁴. Hence every
     document d satisfies
 
-        e_d ≤ s_d / ((1 − 2⁻⁸)(1 − δ)) + P,
+        e_d ≤ s_d / ((1 − ε)(1 − δ)) + P,
 
-    where P = Σ x'_j over the expansion terms left out of the query (clause-count pruning), since
-    y'_j ≤ 1. Elasticsearch returns documents by decreasing s_d; a document outside a window whose
-    lowest score is s_min has s_d ≤ s_min (or s_d = 0 when the window holds every match). So once
-    the n-th best exact score in the window is strictly greater than
-    (s_min / ((1 − 2⁻⁸)(1 − δ)) + P) / ‖Wx‖_S, no unseen document can enter the top n, and the
+    where P = ‖x'_D‖₂ is the Euclidean norm of the expansion terms D left out of the query
+    (clause-count pruning): Σ_{j∈D} x'_j y'_j ≤ ‖x'_D‖₂ ‖y'‖₂ by Cauchy–Schwarz.
+    Elasticsearch returns documents by decreasing s_d; a document outside a window whose lowest
+    score is s_min has s_d ≤ s_min (or s_d = 0 when the window holds every match). So once the
+    n-th best exact score in the window is strictly greater than
+    (s_min / ((1 − ε)(1 − δ)) + P) / ‖Wx‖_S, no unseen document can enter the top n, and the
     window's exact top n is the brute-force exact top n. Otherwise the window doubles.
 
 Ranking ties are broken by document id (ascending), after rounding scores to 12 decimals so that
@@ -53,12 +56,12 @@ import scipy.sparse as sp
 from elasticsearch import Elasticsearch
 
 from .index import (
-    EXACT_FIELD,
+    FEATURE_VALUE_ERROR,
     METADATA_FIELD,
     TEXT_FIELD,
     VECTOR_FIELD,
     check_model,
-    decode_exact,
+    stored_vector,
 )
 
 if TYPE_CHECKING:
@@ -66,11 +69,10 @@ if TYPE_CHECKING:
 
 Mode = Literal["native", "exact", "rescore"]
 QueryType = Literal["bool", "sparse_vector"]
-QUANTIZATION_ERROR = 2.0**-8  # Lucene FeatureField keeps 9 significant bits, truncating
 FLOAT32_UNIT_ROUNDOFF = 2.0**-24
 DEFAULT_MAX_CLAUSES = 1024  # Lucene's historical limit, used when the cluster cannot be asked
 TIE_DECIMALS = 12
-_SOURCE_FIELDS = [TEXT_FIELD, METADATA_FIELD, EXACT_FIELD]
+_SOURCE_FIELDS = [TEXT_FIELD, METADATA_FIELD, VECTOR_FIELD]
 
 
 @dataclass
@@ -132,14 +134,14 @@ class ExpandedQuery:
     def empty(self) -> bool:
         return self.norm <= 0.0
 
-    def es_query(self, query_type: QueryType = "bool") -> dict[str, Any]:
+    def es_query(self, query_type: QueryType = "sparse_vector") -> dict[str, Any]:
         """The expanded query for Elasticsearch, in one of two equivalent forms.
 
-        ``"bool"``: a ``bool`` of ``should`` ``term`` queries on the ``sparse_vector`` field, each
-        boosted by x'_j. ``"sparse_vector"``: Elasticsearch's ``sparse_vector`` query with x' as
-        its ``query_vector`` and pruning off — the same Lucene query (a disjunction of linear
-        feature queries, so the same scores and the same bound), in a smaller request that
-        Elasticsearch parses faster.
+        ``"sparse_vector"``: Elasticsearch's ``sparse_vector`` query with x' as its
+        ``query_vector`` and pruning off. ``"bool"``: a ``bool`` of ``should`` ``term`` queries on
+        the ``sparse_vector`` field, each boosted by x'_j. Both are the same Lucene query (a
+        disjunction of linear feature queries, so the same scores and the same bound); the first
+        is the smaller request and Elasticsearch parses it faster (``scripts/bench_search.py``).
         """
         if query_type == "sparse_vector":
             vector = {str(term): boost for term, boost in self.clauses}
@@ -151,16 +153,16 @@ class ExpandedQuery:
         ]
         return {"bool": {"should": should}}
 
-    def numerator(self, terms: np.ndarray, weights: np.ndarray) -> float:
-        """(Wx)ᵀS(Wy) = x'ᵀ(Wy) for a document's exact weighted vector (Theorem 4.1)."""
+    def numerator(self, terms: np.ndarray, values: np.ndarray) -> float:
+        """x'ᵀy' = (Wx)ᵀS(Wy)/‖Wy‖_S for a document's normalized vector y' (Theorem 4.1)."""
         if not len(terms):
             return 0.0
-        return float(np.dot(self.expansion[terms], weights))
+        return float(np.dot(self.expansion[terms], values))
 
     def unseen_upper_bound(self, lowest_native_score: float) -> float:
         """The largest SCM a document outside the window can have (see the module docstring)."""
         delta = (len(self.clauses) + 2) * FLOAT32_UNIT_ROUNDOFF
-        numerator = lowest_native_score / ((1.0 - QUANTIZATION_ERROR) * (1.0 - delta))
+        numerator = lowest_native_score / ((1.0 - FEATURE_VALUE_ERROR) * (1.0 - delta))
         return (numerator + self.pruned_mass) / self.norm
 
 
@@ -173,7 +175,8 @@ def expand_query(
     """Vectorize ``text`` as a query and expand it to x' = SᵀWx, keeping at most ``max_clauses``.
 
     The expansion keeps the positive entries of x' with the largest weights; what it leaves out
-    is counted (``pruned_terms``) and bounded (``pruned_mass`` = Σ of their weights).
+    is counted (``pruned_terms``) and bounded (``pruned_mass``, the Euclidean norm of their
+    weights: see the module docstring).
     ``similarity_rows`` is S as float64 CSR (:func:`similarity_rows`), so that the expansion reads
     only the O(mC) rows of the query's terms; it is computed when not given.
     """
@@ -197,7 +200,7 @@ def expand_query(
         expansion=expansion,
         clauses=[(int(j), float(expansion[j])) for j in kept],
         pruned_terms=len(dropped),
-        pruned_mass=float(expansion[dropped].sum()),
+        pruned_mass=float(np.linalg.norm(expansion[dropped])),
         has_negative=bool((expansion < 0).any() or (weights.data < 0).any()),
     )
 
@@ -233,7 +236,7 @@ class Searcher:
     max_window : int
         The largest candidate window of ``exact`` mode (``index.max_result_window`` is 10,000 by
         default).
-    query_type : {"bool", "sparse_vector"}
+    query_type : {"sparse_vector", "bool"}
         The form of the expanded query (see :meth:`ExpandedQuery.es_query`); both score alike.
     """
 
@@ -245,10 +248,10 @@ class Searcher:
         *,
         max_clauses: int | None = None,
         max_window: int = 10_000,
-        query_type: QueryType = "bool",
+        query_type: QueryType = "sparse_vector",
     ) -> None:
-        if query_type not in ("bool", "sparse_vector"):
-            raise ValueError(f"query_type must be 'bool' or 'sparse_vector', got {query_type!r}")
+        if query_type not in ("sparse_vector", "bool"):
+            raise ValueError(f"query_type must be 'sparse_vector' or 'bool', got {query_type!r}")
         self.client = client
         self.index = index
         self.model = model
@@ -425,11 +428,11 @@ class Searcher:
 
     @staticmethod
     def _exact_score(expanded: ExpandedQuery, source: Mapping[str, Any]) -> float:
-        """SCM(x, y) = x'ᵀ(Wy) / (‖Wx‖_S ‖Wy‖_S), clipped to [−1, 1] as gensim does."""
-        terms, weights, norm = decode_exact(source.get("scm", {}).get("exact", {}))
-        if norm <= 0.0 or expanded.norm <= 0.0:
+        """SCM(x, y) = x'ᵀy' / ‖Wx‖_S with y' = Wy/‖Wy‖_S, clipped to [−1, 1] as gensim does."""
+        terms, values = stored_vector(source)
+        if not len(terms) or expanded.norm <= 0.0:
             return 0.0
-        value = expanded.numerator(terms, weights) / (expanded.norm * norm)
+        value = expanded.numerator(terms, values) / expanded.norm
         return float(min(1.0, max(-1.0, value)))
 
 

@@ -30,6 +30,9 @@ __all__ = ["DEFAULT_TOKEN_PATTERN", "Tokenizer", "english_stop_words"]
 
 #: Maximal runs of Unicode letters and digits (``\w`` without the underscore).
 DEFAULT_TOKEN_PATTERN = r"[^\W_]+"
+# On ASCII text the default pattern matches exactly the runs of ASCII letters and digits, which
+# this simpler pattern finds about twice as fast (no Unicode category lookups).
+_ASCII_DEFAULT = re.compile(r"[A-Za-z0-9]+")
 
 _NORMALIZATIONS = ("NFC", "NFKC", "NFD", "NFKD")
 _CONFIG_FORMAT = "es-scm-tokenizer"
@@ -111,6 +114,7 @@ class Tokenizer:
         self.token_pattern = token_pattern
         self.tokenizer = _check_tokenizer(tokenizer)
         self._regex = _compile_pattern(token_pattern) if tokenizer is None else None
+        self._default_pattern = token_pattern == DEFAULT_TOKEN_PATTERN
         self.stop_words = stop_words
         self._stop_words = self._resolve_stop_words(stop_words)
 
@@ -231,11 +235,29 @@ class Tokenizer:
     def _split(self, text: str) -> Iterable[str]:
         if self.tokenizer is None:
             assert self._regex is not None
+            if self._default_pattern and text.isascii():
+                return _ASCII_DEFAULT.findall(text)
             return self._regex.findall(text)
         tokens = self.tokenizer(text)
         if isinstance(tokens, str):
             raise TypeError("the tokenizer callable must return an iterable of str, not a str")
         return tokens
+
+    def split(self, text: str) -> list[str]:
+        """Return the normalized tokens of ``text`` before stop words and short tokens are dropped.
+
+        :meth:`tokenize` is ``[t for t in split(text) if keeps(t)]``.
+        """
+        if not isinstance(text, str):
+            raise TypeError(f"text must be a str, got {type(text).__name__}")
+        tokens = self._split(self._normalize(text))
+        if self.tokenizer is not None:  # a user callable's tokens are not normalized yet
+            return [self._normalize(token) for token in tokens]
+        return tokens if isinstance(tokens, list) else list(tokens)
+
+    def keeps(self, term: str) -> bool:
+        """Whether a normalized token is a term: long enough and not a stop word."""
+        return len(term) >= max(self.min_length, 1) and term not in self._stop_words
 
     def tokenize(self, text: str) -> list[str]:
         """Return the terms of ``text`` in order of appearance, repeats kept.
@@ -248,13 +270,8 @@ class Tokenizer:
         -------
         list of str
         """
-        if not isinstance(text, str):
-            raise TypeError(f"text must be a str, got {type(text).__name__}")
-        tokens = self._split(self._normalize(text))
-        if self.tokenizer is not None:  # a user callable's tokens are not normalized yet
-            tokens = [self._normalize(token) for token in tokens]
         min_length, stop_words = max(self.min_length, 1), self._stop_words
-        return [t for t in tokens if len(t) >= min_length and t not in stop_words]
+        return [t for t in self.split(text) if len(t) >= min_length and t not in stop_words]
 
     __call__ = tokenize
 

@@ -1,19 +1,24 @@
 #!/usr/bin/env python
 """Where es-scm's ingestion time goes, against a plain bulk of the same texts, in one run.
 
-On Cranfield repeated ``--copies`` times (distinct ids):
+On the first ``--docs`` paragraphs of the Wikipedia extract (or on Cranfield):
 
-1. Python phases of a batch, per document set: tokenizing and weighting (``vectorize_many``), the
-   soft norms √(yᵀSy), and building the ``_source`` documents.
-2. Elasticsearch's own time (the sum of the bulk responses' ``took``) for the same documents
-   with growing parts of es-scm's schema: text only; text + the exact vector; text + the
-   ``sparse_vector``; everything. Sent with the standard-library JSON encoder.
-3. End-to-end ``SCMIndex.index_documents`` throughput with the standard-library JSON encoder and
-   with orjson (when installed), alternated ``--repeats`` times, and a plain bulk of the texts.
+1. Python, per document: tokenizing and weighting (``vectorize_many``), the soft norms
+   √(yᵀSy), and building the ``_source`` documents (``document_sources``).
+2. Elasticsearch's own time per document (the sum of the bulk responses' ``took``) to index
+   ready-made sources: the text only; es-scm's documents (text + ``sparse_vector``); and
+   es-scm's documents with Elasticsearch's default ``index.mapping.exclude_source_vectors``
+   (9.2+), which es-scm turns off (``es_scm.index.index_settings``).
+3. End to end, documents per second, alternated ``--repeats`` times: a plain
+   ``helpers.streaming_bulk`` of the texts (the baseline), the same with two bulk requests in
+   flight (``helpers.parallel_bulk``), and ``SCMIndex.index_documents`` with one and with two
+   requests in flight (the default).
 
 Usage::
 
-    python scripts/bench_ingest.py --copies 3 --repeats 3     # → results/bench_ingest.json
+    python scripts/bench_ingest.py --docs 20000 --repeats 3     # → results/bench_ingest.json
+
+Timings on a shared 2-core machine are noisy: compare medians and ratios from the same run.
 """
 
 from __future__ import annotations
@@ -28,129 +33,163 @@ import time
 from pathlib import Path
 
 import numpy as np
-from elasticsearch import helpers
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from benchlib import machine, plain_bulk  # noqa: E402  (scripts/benchlib.py)
+
 from es_scm import SoftCosineModel  # noqa: E402
-from es_scm.connection import client_from_env, fast_serializers  # noqa: E402
+from es_scm.connection import client_from_env  # noqa: E402
 from es_scm.embeddings import WordEmbeddings  # noqa: E402
-from es_scm.evaluation.collections import read_cranfield  # noqa: E402
-from es_scm.index import SCMIndex, document_source, index_mapping  # noqa: E402
+from es_scm.evaluation.collections import read_cranfield, read_wikipedia_paragraphs  # noqa: E402
+from es_scm.index import SCMIndex, document_sources, index_mapping, index_settings  # noqa: E402
 
 DATA = Path(os.environ.get("ES_SCM_SHARED_DATA", REPO.parent / "shared" / "data"))
 INDEX = "es-scm-bench-ingest"
 
 
-def timed(function, *args):
-    started = time.perf_counter()
-    result = function(*args)
-    return time.perf_counter() - started, result
+def load(dataset: str, n_docs: int) -> list[dict]:
+    if dataset == "cranfield":
+        collection = read_cranfield(DATA / "ir-collections" / "cranfield")
+        return [{"id": str(i), "text": t} for i, t in collection.documents.items()]
+    path = DATA / "wikipedia-2015" / "text.tar.xz"
+    return list(read_wikipedia_paragraphs(path, limit=n_docs))
 
 
-def schema_part(source: dict, parts: tuple[str, ...]) -> dict:
-    scm = {"empty": source["scm"]["empty"]}
-    scm.update({part: source["scm"][part] for part in parts if part in source["scm"]})
-    return {"text": source["text"], "scm": scm}
+def per_document_us(seconds: float, n: int) -> float:
+    return 1e6 * seconds / n
 
 
-def bulk_took(client, model, sources: list[dict]) -> float:
-    """Elasticsearch's own seconds (Σ took) to index ``sources`` into a fresh es-scm index."""
+def python_phases(model: SoftCosineModel, docs: list[dict]) -> dict[str, float]:
+    """Seconds of each Python phase for all documents, in batches of 500 as the ingester."""
+    keys = np.array([str(i) for i in range(len(model.terms))], dtype=object)
+    phases = {"vectorize": 0.0, "soft_norms": 0.0, "sources": 0.0}
+    for start in range(0, len(docs), 500):
+        texts = [d["text"] for d in docs[start : start + 500]]
+        started = time.perf_counter()
+        weights = model.vectorize_many(texts, role="document")
+        vectorized = time.perf_counter()
+        norms = np.atleast_1d(model.similarity_matrix.soft_norm(weights))
+        normed = time.perf_counter()
+        document_sources(texts, weights, norms, [None] * len(texts), keys)
+        phases["vectorize"] += vectorized - started
+        phases["soft_norms"] += normed - vectorized
+        phases["sources"] += time.perf_counter() - normed
+    return phases
+
+
+def elasticsearch_took(client, model, sources: list[dict], settings: dict) -> float:
+    """Elasticsearch's own seconds (Σ took) to index ``sources`` into a fresh index."""
     client.options(ignore_status=404).indices.delete(index=INDEX)
-    client.indices.create(index=INDEX, mappings=index_mapping(model))
+    client.indices.create(index=INDEX, settings=settings, mappings=index_mapping(model))
     took = 0
     for start in range(0, len(sources), 500):
         operations = []
         for i, source in enumerate(sources[start : start + 500], start=start):
             operations += [{"index": {"_index": INDEX, "_id": str(i)}}, source]
         response = client.bulk(operations=operations)
-        assert not response["errors"]
+        if response["errors"]:
+            raise RuntimeError("bulk errors while measuring took")
         took += response["took"]
+    client.indices.delete(index=INDEX)
     return took / 1000
 
 
-def plain_bulk(client, docs: list[dict]) -> float:
-    client.options(ignore_status=404).indices.delete(index=INDEX)
-    client.indices.create(index=INDEX, mappings={"properties": {"text": {"type": "text"}}})
-    actions = ({"_index": INDEX, "_id": d["id"], "_source": {"text": d["text"]}} for d in docs)
+def es_scm_bulk(client, model, docs: list[dict], concurrency: int) -> float:
+    index = SCMIndex(client, INDEX, model)
+    index.delete()
+    index.create()
     started = time.perf_counter()
-    for ok, item in helpers.streaming_bulk(client, actions, chunk_size=500, raise_on_error=False):
-        assert ok, item
-    return time.perf_counter() - started
+    report = index.index_documents(docs, batch_size=500, concurrency=concurrency)
+    seconds = time.perf_counter() - started
+    if not report.ok:
+        raise RuntimeError(f"es-scm ingestion failed: {report.failures[:3]}")
+    return seconds
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--copies", type=int, default=3)
+    parser.add_argument("--dataset", choices=["wikipedia", "cranfield"], default="wikipedia")
+    parser.add_argument("--docs", type=int, default=20_000, help="Wikipedia paragraphs")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--es-url", default=os.environ.get("ES_URL", "http://127.0.0.1:9200"))
     parser.add_argument("--json", default=str(REPO / "results" / "bench_ingest.json"))
     args = parser.parse_args()
 
-    collection = read_cranfield(DATA / "ir-collections" / "cranfield")
-    docs = [
-        {"id": f"{doc_id}-{copy}", "text": text}
-        for copy in range(args.copies)
-        for doc_id, text in collection.documents.items()
-    ]
-    model = SoftCosineModel.build(collection.documents.values(), WordEmbeddings.glove_6b_50d())
-    texts = [d["text"] for d in docs]
+    client = client_from_env(args.es_url, request_timeout=300)
+    docs = load(args.dataset, args.docs)
+    n = len(docs)
+    model = SoftCosineModel.build(
+        (d["text"] for d in docs), WordEmbeddings.glove_6b_50d(), min_df=2
+    )
+    print(f"{args.dataset}: {n} documents, {model}", flush=True)
 
-    phases: dict[str, list[float]] = {"vectorize": [], "soft_norms": [], "sources": []}
-    for _ in range(args.repeats):
-        seconds, weights = timed(model.vectorize_many, texts)
-        phases["vectorize"].append(seconds)
-        seconds, norms = timed(model.similarity_matrix.soft_norm, weights)
-        phases["soft_norms"].append(seconds)
-        started = time.perf_counter()
-        sources = [document_source(t, weights[i], norms[i], None) for i, t in enumerate(texts)]
-        phases["sources"].append(time.perf_counter() - started)
+    runs = [python_phases(model, docs) for _ in range(args.repeats)]
+    python_us = {
+        phase: per_document_us(statistics.median(r[phase] for r in runs), n) for phase in runs[0]
+    }
+    print("python µs/doc:", {k: round(v, 1) for k, v in python_us.items()}, flush=True)
 
-    standard = client_from_env(args.es_url, serializers={}, request_timeout=120)
+    keys = np.array([str(i) for i in range(len(model.terms))], dtype=object)
+    weights = model.vectorize_many([d["text"] for d in docs], role="document")
+    norms = np.atleast_1d(model.similarity_matrix.soft_norm(weights))
+    sources = document_sources([d["text"] for d in docs], weights, norms, [None] * n, keys)
+    text_only = [{"text": s["text"], "scm": {"empty": s["scm"]["empty"]}} for s in sources]
+    es_scm_settings = index_settings(client)
+    default_settings = {k: v for k, v in es_scm_settings.items() if "exclude_source" not in k}
     variants = {
-        "text": (),
-        "text+exact": ("exact",),
-        "text+vector": ("vector",),
-        "text+exact+vector": ("exact", "vector"),
+        "text": (text_only, es_scm_settings),
+        "es_scm": (sources, es_scm_settings),
+        "es_scm_excluding_vectors_from_source": (sources, default_settings),
     }
-    es_took = {
-        name: statistics.median(
-            bulk_took(standard, model, [schema_part(s, parts) for s in sources])
-            for _ in range(args.repeats)
+    took_us = {
+        name: per_document_us(
+            statistics.median(
+                elasticsearch_took(client, model, s, settings) for _ in range(args.repeats)
+            ),
+            n,
         )
-        for name, parts in variants.items()
+        for name, (s, settings) in variants.items()
     }
+    print("elasticsearch took µs/doc:", {k: round(v, 1) for k, v in took_us.items()}, flush=True)
 
-    clients = {"json": standard}
-    if fast_serializers():
-        clients["orjson"] = client_from_env(args.es_url, request_timeout=120)
-    rates: dict[str, list[float]] = {f"es_scm_{name}": [] for name in clients}
-    rates.update({f"plain_{name}": [] for name in clients})
+    methods = {
+        "plain_bulk": lambda: plain_bulk(client, docs),
+        "plain_bulk_2_threads": lambda: plain_bulk(client, docs, threads=2),
+        "es_scm_1_in_flight": lambda: es_scm_bulk(client, model, docs, 1),
+        "es_scm_2_in_flight": lambda: es_scm_bulk(client, model, docs, 2),
+    }
+    rates: dict[str, list[float]] = {name: [] for name in methods}
     for _ in range(args.repeats):
-        for name, client in clients.items():
-            rates[f"plain_{name}"].append(len(docs) / plain_bulk(client, docs))
-            index = SCMIndex(client, INDEX, model)
-            index.delete()
-            index.create()
-            report = index.index_documents(docs)
-            assert report.ok
-            rates[f"es_scm_{name}"].append(len(docs) / report.seconds)
-    standard.indices.delete(index=INDEX)
+        for name, method in methods.items():
+            rates[name].append(n / method())
+    client.options(ignore_status=404).indices.delete(index=INDEX)
+    docs_per_s = {name: statistics.median(values) for name, values in rates.items()}
 
     summary = {
-        "documents": len(docs),
+        "dataset": args.dataset,
+        "documents": n,
         "repeats": args.repeats,
-        "python_seconds_median": {k: statistics.median(v) for k, v in phases.items()},
-        "elasticsearch_took_seconds_median": es_took,
-        "docs_per_second_median": {k: statistics.median(v) for k, v in rates.items()},
-        "machine": {"cpus": os.cpu_count(), "load_average": os.getloadavg()},
+        "terms": len(model.terms),
+        "python_us_per_doc": python_us,
+        "elasticsearch_took_us_per_doc": took_us,
+        "docs_per_second_median": docs_per_s,
+        "docs_per_second_runs": rates,
+        "ratios": {
+            "es_scm_over_plain_bulk": docs_per_s["es_scm_2_in_flight"] / docs_per_s["plain_bulk"],
+            "es_scm_over_plain_bulk_2_threads": docs_per_s["es_scm_2_in_flight"]
+            / docs_per_s["plain_bulk_2_threads"],
+            "elasticsearch_took_es_scm_over_text": took_us["es_scm"] / took_us["text"],
+        },
+        "bytes_per_document": float(np.mean([len(json.dumps(s)) for s in sources[:2000]])),
+        "machine": machine(client),
         "date": dt.date.today().isoformat(),
     }
-    summary["bytes_per_document"] = float(np.mean([len(json.dumps(s)) for s in sources]))
-    print(json.dumps(summary, indent=2))
+    print(json.dumps({"docs_per_second": docs_per_s, "ratios": summary["ratios"]}, indent=2))
     Path(args.json).parent.mkdir(parents=True, exist_ok=True)
     Path(args.json).write_text(json.dumps(summary, indent=2) + "\n")
+    print(f"saved {args.json}")
 
 
 if __name__ == "__main__":

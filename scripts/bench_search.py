@@ -3,18 +3,24 @@
 
 Per-query latency (p50 / p95, client-side wall time, k = 10) of:
 
-- ``bm25``     a BM25 ``match`` query on the same index's ``text`` field;
-- ``native``   es-scm native mode (expanded query, Elasticsearch's sparse dot product);
-- ``exact``    es-scm exact mode (native window + exact rescoring, provably the exact top 10);
-- ``exact_sv`` the same with the expansion sent as a ``sparse_vector`` query instead of a bool;
-- ``scipy``    brute-force exact SCM in Python over the whole corpus (documents normalized once,
-               then one sparse matrix-vector product per query);
-- ``gensim``   gensim's ``SoftCosineSimilarity(corpus, SparseTermSimilarityMatrix(S))`` with the
-               same weighted vectors and the same S (on a subset of the queries: it is slow).
+- ``bm25``       a BM25 ``match`` query on the same index's ``text`` field;
+- ``native``     es-scm native mode (expanded query, Elasticsearch's sparse dot product);
+- ``exact``      es-scm exact mode (native window + exact rescoring, provably the exact top 10),
+                 the expansion sent as a ``sparse_vector`` query (the default);
+- ``exact_bool`` the same with the expansion sent as a ``bool`` of boosted ``term`` queries;
+- ``scipy``      brute-force exact SCM in Python over the whole corpus (documents normalized
+                 once, then one sparse matrix-vector product per query);
+- ``gensim``     gensim's ``SoftCosineSimilarity(corpus, SparseTermSimilarityMatrix(S))`` with
+                 the same weighted vectors and the same S (on a subset of the queries: it is slow).
 
-and the indexing throughput of es-scm's ingestion against a plain ``_bulk`` of the same texts
-into a text-only index. Methods are interleaved query by query so that machine noise hits them
-alike; report medians and ratios, not absolute times.
+Latency is measured twice in the same run: on the index as ingested (several segments), and
+after ``SCMIndex.optimize()`` merged it into one segment (Elasticsearch methods only; BM25 runs
+on the same index, so it is merged too). Methods are interleaved query by query so that machine
+noise hits them alike; report medians and ratios, not absolute times.
+
+Indexing throughput: es-scm's ingestion against a plain ``helpers.streaming_bulk`` of the same
+texts into a text-only index (the baseline), and for context against ``helpers.parallel_bulk``
+with two threads, es-scm's default number of requests in flight.
 
 Usage::
 
@@ -30,7 +36,6 @@ import argparse
 import datetime as dt
 import json
 import os
-import platform
 import statistics
 import sys
 import time
@@ -38,13 +43,14 @@ from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
-from elasticsearch import helpers
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from benchlib import machine, plain_bulk  # noqa: E402  (scripts/benchlib.py)
+
 from es_scm import SoftCosineModel  # noqa: E402
-from es_scm.connection import client_from_env, cluster_version  # noqa: E402
+from es_scm.connection import client_from_env  # noqa: E402
 from es_scm.embeddings import WordEmbeddings  # noqa: E402
 from es_scm.evaluation.collections import read_cranfield, read_wikipedia_paragraphs  # noqa: E402
 from es_scm.index import SCMIndex  # noqa: E402
@@ -82,22 +88,6 @@ def timed(function, *args, **kwargs) -> tuple[float, object]:
     return time.perf_counter() - started, result
 
 
-def plain_bulk(client, index: str, docs: list[dict]) -> float:
-    client.options(ignore_status=404).indices.delete(index=index)
-    client.indices.create(
-        index=index,
-        settings={"number_of_shards": 1, "number_of_replicas": 0},
-        mappings={"properties": {"text": {"type": "text"}}},
-    )
-    actions = ({"_index": index, "_id": d["id"], "_source": {"text": d["text"]}} for d in docs)
-    started = time.perf_counter()
-    for ok, item in helpers.streaming_bulk(client, actions, chunk_size=500, raise_on_error=False):
-        if not ok:
-            raise RuntimeError(f"plain bulk failed: {item}")
-    client.indices.refresh(index=index)
-    return time.perf_counter() - started
-
-
 class ScipyBruteForce:
     """Exact SCM over the whole corpus: y' = Wy/‖Wy‖_S once, then x'ᵀY' per query."""
 
@@ -121,6 +111,53 @@ class ScipyBruteForce:
         top = np.argpartition(-scores, min(k, len(scores) - 1))[:k]
         top = top[np.lexsort((self.ids[top], -np.round(scores[top], 12)))]
         return [str(self.ids[i]) for i in top if scores[i] > 0]
+
+
+def expansion_pruning(brute: ScipyBruteForce, queries: list[str]) -> dict[str, float]:
+    """How much of an expansion a rigorous bound would let exact mode leave out (docs/SEARCH.md).
+
+    Leaving out terms D costs the bound ‖x'_D‖₂ (Cauchy–Schwarz, with x' normalized so that
+    x'ᵀy' is the SCM); the slack it has to fit in is the gap between the 10th-best exact score
+    and the scores just below. Reports medians over the queries.
+    """
+    terms, ratio, droppable = [], [], []
+    for query in queries:
+        x = brute.model.vectorize(query, role="query")
+        if x.nnz == 0:
+            continue
+        expanded = (x @ brute.S).toarray().ravel()
+        expanded /= np.sqrt(expanded[x.indices] @ x.data)
+        scores = np.sort(brute.normalized @ expanded)[::-1]
+        if scores[9] <= 0:
+            continue
+        weights = np.sort(expanded[expanded > 0])  # ascending: the cheapest to leave out first
+        tail = np.sqrt(np.cumsum(weights**2))
+        terms.append(len(weights))
+        ratio.append(scores[19] / scores[9])
+        droppable.append(int(np.searchsorted(tail, 0.1 * scores[9], side="right")))
+    return {
+        "expansion_terms": float(np.median(terms)),
+        "score20_over_score10": float(np.median(ratio)),
+        "terms_droppable_within_10_percent_of_score10": float(np.median(droppable)),
+    }
+
+
+def run_queries(methods: dict, queries: list[str], repeats: int, brute: ScipyBruteForce):
+    """Time every method on every query, interleaved; and how often exact equals brute force."""
+    for query in queries[:10]:  # warm-up: caches, JIT, connection pool
+        for method in methods.values():
+            method(query)
+    samples: dict[str, list[float]] = {name: [] for name in methods}
+    agreement = []
+    for _ in range(repeats):
+        for query in queries:
+            results = {}
+            for name, method in methods.items():
+                seconds, results[name] = timed(method, query)
+                samples[name].append(seconds)
+            reference = results["scipy"] if "scipy" in results else brute.search(query)
+            agreement.append(results["exact"].ids() == reference)
+    return samples, agreement
 
 
 def gensim_searcher(model: SoftCosineModel, brute: ScipyBruteForce):
@@ -147,7 +184,8 @@ def main() -> None:
     parser.add_argument("--docs", type=int, default=100_000, help="wikipedia paragraphs")
     parser.add_argument("--queries", type=int, default=225)
     parser.add_argument("--gensim-queries", type=int, default=20)
-    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--repeats", type=int, default=3, help="passes over the queries")
+    parser.add_argument("--ingest-repeats", type=int, default=2, help="ingestions of each kind")
     parser.add_argument("--min-df", type=int, default=1)
     parser.add_argument("--es-url", default=os.environ.get("ES_URL", "http://127.0.0.1:9200"))
     parser.add_argument("--json", help="default: results/bench_search_<dataset>.json")
@@ -163,42 +201,56 @@ def main() -> None:
     )
     print(f"model: {model} built in {build_s:.1f}s", flush=True)
 
-    plain_s = plain_bulk(client, f"es-scm-bench-plain-{args.dataset}", docs)
+    # ingestion, alternated --ingest-repeats times; the last es-scm index is the one searched
+    plain_index = f"es-scm-bench-plain-{args.dataset}"
     index = SCMIndex(client, f"es-scm-bench-scm-{args.dataset}", model)
-    index.delete()
-    index.create()
-    scm_s, report = timed(index.index_documents, docs, batch_size=500)
-    assert report.ok, report.failures[:3]
-    print(f"ingestion: plain {len(docs) / plain_s:.0f} docs/s, es-scm {report.summary()}")
+    plain_runs, plain_2_runs, scm_runs = [], [], []
+    for _ in range(args.ingest_repeats):
+        plain_runs.append(plain_bulk(client, plain_index, docs))
+        plain_2_runs.append(plain_bulk(client, plain_index, docs, threads=2))
+        index.delete()
+        index.create()
+        seconds, report = timed(index.index_documents, docs, batch_size=500)
+        assert report.ok, report.failures[:3]
+        scm_runs.append(seconds)
+    plain_s, plain_2_s = statistics.median(plain_runs), statistics.median(plain_2_runs)
+    scm_s = statistics.median(scm_runs)
+    print(
+        f"ingestion: plain {len(docs) / plain_s:.0f} docs/s (2 threads: "
+        f"{len(docs) / plain_2_s:.0f}), es-scm {len(docs) / scm_s:.0f} docs/s (medians)",
+        flush=True,
+    )
 
-    sv_index = SCMIndex(client, index.name, model, query_type="sparse_vector")
+    bool_index = SCMIndex(client, index.name, model, query_type="bool")
     brute = ScipyBruteForce(model, docs)
-    methods = {
+    pruning = expansion_pruning(brute, queries)
+    print(f"expansion pruning: {pruning}", flush=True)
+    elasticsearch_methods = {
         "bm25": lambda q: client.search(
             index=index.name, query={"match": {"text": q}}, size=K, source=["text"]
         ),
         "native": lambda q: index.search(q, K, mode="native"),
         "exact": lambda q: index.search(q, K, mode="exact"),
-        "exact_sv": lambda q: sv_index.search(q, K, mode="exact"),
-        "scipy": brute.search,
+        "exact_bool": lambda q: bool_index.search(q, K, mode="exact"),
     }
-    for query in queries[:10]:  # warm-up: caches, JIT, connection pool
-        for method in methods.values():
-            method(query)
-    samples: dict[str, list[float]] = {name: [] for name in methods}
-    agreement = []
-    for _ in range(args.repeats):
-        for query in queries:
-            results = {}
-            for name, method in methods.items():
-                seconds, results[name] = timed(method, query)
-                samples[name].append(seconds)
-            agreement.append(results["exact"].ids() == results["scipy"])
+    segments = {"as_ingested": len(client.cat.segments(index=index.name, format="json"))}
+    samples, agreement = run_queries(
+        {**elasticsearch_methods, "scipy": brute.search}, queries, args.repeats, brute
+    )
     gensim_search = gensim_searcher(model, brute)
     samples["gensim"] = [timed(gensim_search, q)[0] for q in queries[: args.gensim_queries]]
 
+    optimize_s, _ = timed(index.optimize)
+    segments["optimized"] = len(client.cat.segments(index=index.name, format="json"))
+    print(f"force-merged into {segments['optimized']} segment(s) in {optimize_s:.1f}s", flush=True)
+    optimized_samples, optimized_agreement = run_queries(
+        elasticsearch_methods, queries, args.repeats, brute
+    )
+
     latency = {name: percentiles(values) for name, values in samples.items()}
+    optimized_latency = {name: percentiles(values) for name, values in optimized_samples.items()}
     p50 = {name: stats["p50_ms"] for name, stats in latency.items()}
+    p50_optimized = {name: stats["p50_ms"] for name, stats in optimized_latency.items()}
     summary = {
         "dataset": args.dataset,
         "documents": len(docs),
@@ -207,35 +259,64 @@ def main() -> None:
         "terms": len(model.terms),
         "similarity_nnz": int(model.similarity_matrix.nnz),
         "model_build_s": build_s,
-        "ingest_docs_per_s": {"plain_bulk": len(docs) / plain_s, "es_scm": len(docs) / scm_s},
+        "ingest_docs_per_s": {
+            "plain_bulk": len(docs) / plain_s,
+            "plain_bulk_2_threads": len(docs) / plain_2_s,
+            "es_scm": len(docs) / scm_s,
+        },
+        "ingest_seconds_runs": {
+            "plain_bulk": plain_runs,
+            "plain_bulk_2_threads": plain_2_runs,
+            "es_scm": scm_runs,
+        },
         "ingest_ratio": plain_s / scm_s,
+        "ingest_ratio_vs_2_threads": plain_2_s / scm_s,
+        "expansion_pruning": pruning,
+        "segments": segments,
+        "optimize_s": optimize_s,
         "latency": latency,
+        "latency_optimized": optimized_latency,
         "ratios": {
             "exact_over_bm25_p50": p50["exact"] / p50["bm25"],
-            "exact_sv_over_bm25_p50": p50["exact_sv"] / p50["bm25"],
+            "exact_bool_over_bm25_p50": p50["exact_bool"] / p50["bm25"],
             "native_over_bm25_p50": p50["native"] / p50["bm25"],
             "gensim_over_exact_p50": p50["gensim"] / p50["exact"],
             "scipy_over_exact_p50": p50["scipy"] / p50["exact"],
         },
-        "exact_equals_scipy_top10": float(np.mean(agreement)),
-        "machine": {
-            "cpus": os.cpu_count(),
-            "platform": platform.platform(),
-            "python": platform.python_version(),
-            "elasticsearch": cluster_version(client),
+        "ratios_optimized": {
+            "exact_over_bm25_p50": p50_optimized["exact"] / p50_optimized["bm25"],
+            "exact_bool_over_bm25_p50": p50_optimized["exact_bool"] / p50_optimized["bm25"],
+            "native_over_bm25_p50": p50_optimized["native"] / p50_optimized["bm25"],
+            "gensim_over_exact_p50": p50["gensim"] / p50_optimized["exact"],
         },
+        "exact_equals_scipy_top10": float(np.mean(agreement)),
+        "exact_equals_scipy_top10_optimized": float(np.mean(optimized_agreement)),
+        "machine": machine(client),
         "date": dt.date.today().isoformat(),
     }
-    print(f"\n{'method':8} {'p50 ms':>9} {'p95 ms':>9} {'n':>6}")
-    for name, stats in latency.items():
-        print(f"{name:8} {stats['p50_ms']:9.2f} {stats['p95_ms']:9.2f} {stats['n']:6d}")
-    print(json.dumps({"ratios": summary["ratios"], "ingest_ratio": summary["ingest_ratio"]}))
-    print(f"exact top-10 equal to brute force on {100 * summary['exact_equals_scipy_top10']:.1f}%")
+    for title, table in (("as ingested", latency), ("one segment", optimized_latency)):
+        print(f"\n{title}\n{'method':10} {'p50 ms':>9} {'p95 ms':>9} {'n':>6}")
+        for name, stats in table.items():
+            print(f"{name:10} {stats['p50_ms']:9.2f} {stats['p95_ms']:9.2f} {stats['n']:6d}")
+    print(
+        json.dumps(
+            {
+                "ratios": summary["ratios"],
+                "ratios_optimized": summary["ratios_optimized"],
+                "ingest_ratio": summary["ingest_ratio"],
+            },
+            indent=2,
+        )
+    )
+    print(
+        f"exact top-10 equal to brute force on {100 * summary['exact_equals_scipy_top10']:.1f}% "
+        f"(one segment: {100 * summary['exact_equals_scipy_top10_optimized']:.1f}%)"
+    )
     output = Path(args.json or REPO / "results" / f"bench_search_{args.dataset}.json")
     output.parent.mkdir(parents=True, exist_ok=True)
     output.write_text(json.dumps(summary, indent=2) + "\n")
     index.delete()
-    client.indices.delete(index=f"es-scm-bench-plain-{args.dataset}")
+    client.indices.delete(index=plain_index)
 
 
 if __name__ == "__main__":

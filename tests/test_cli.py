@@ -263,10 +263,12 @@ def test_build_index_search_matches_the_python_api(
 
     code, out, err = run(
         capsys, "index", "--model", model_dir, "--index", index_name, "--corpus", corpus,
-        "--es-url", es_url, "--batch-size", "2",
+        "--es-url", es_url, "--batch-size", "2", "--concurrency", "3", "--optimize",
     )  # fmt: skip
     assert code == EXIT_OK, err
     assert "indexed 6, failed 0, empty 0" in out
+    assert f"merged {index_name} into one segment" in out
+    assert len(es_client.cat.segments(index=index_name, format="json")) == 1
 
     query = "Obama speaks to reporters"
     model = SoftCosineModel.load(model_dir)

@@ -8,11 +8,14 @@ import math
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from es_scm.embeddings import WordEmbeddings
 from es_scm.model import SoftCosineModel
 from es_scm.termsim import TermSimilarityMatrix
 from es_scm.text import Tokenizer
+from es_scm.vocabulary import Vocabulary
 from es_scm.weighting import TermWeighting
 
 NEWSPAPERS = ["saint paul tribune", "saint paul post", "willmar west tribune"]
@@ -334,3 +337,29 @@ def test_identity_scm_equals_cosine_on_a_random_corpus():
             norms = np.linalg.norm(x) * np.linalg.norm(y)
             expected = x @ y / norms if norms else 0.0
             assert model.similarity(texts[i], texts[10 + j]) == pytest.approx(expected, abs=1e-12)
+
+
+WORDS = ["caesar", "Dead", "killed", "the", "of", "a", "x", "naïve", "café", "2018", "_", "é"]
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(WORDS), max_size=12).map(" ".join), max_size=8))
+@pytest.mark.parametrize(
+    "tokenizer",
+    [
+        Tokenizer(),
+        Tokenizer(min_length=2),
+        Tokenizer(stop_words=None),
+        Tokenizer(tokenizer=str.split),
+    ],
+    ids=["default", "min-length", "no-stop-words", "callable"],
+)
+def test_counts_equal_tokenize_then_to_counts(tokenizer, texts) -> None:
+    # The vocabulary holds stop words and short terms too, which the fast path must not count.
+    vocabulary = Vocabulary().fit([[w.lower() for w in WORDS]])
+    model = SoftCosineModel(tokenizer, vocabulary, TermSimilarityMatrix.identity(vocabulary.terms))
+    fast = model.counts(texts)
+    slow = model.vocabulary.to_counts(tokenizer.tokenize_many(texts))
+    assert fast.shape == slow.shape
+    assert (fast != slow).nnz == 0
+    assert fast.has_sorted_indices

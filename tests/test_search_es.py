@@ -11,7 +11,13 @@ import pytest
 from es_scm import SoftCosineModel
 from es_scm.embeddings import WordEmbeddings
 from es_scm.evaluation.collections import read_cranfield
-from es_scm.index import IndexNotFoundError, ModelMismatchError, SCMIndex
+from es_scm.index import (
+    IndexNotFoundError,
+    ModelMismatchError,
+    SCMIndex,
+    index_mapping,
+    stored_vector,
+)
 from es_scm.search import brute_force_search
 
 pytestmark = pytest.mark.integration
@@ -196,10 +202,8 @@ def test_bad_documents_are_named(es_client, index_name, cranfield_model):
         index.index_documents([{"id": "1"}])
 
 
-def test_the_sparse_vector_query_form_ranks_alike(
-    es_client, cranfield, cranfield_model, cranfield_index
-):
-    other = SCMIndex(es_client, cranfield_index.name, cranfield_model, query_type="sparse_vector")
+def test_the_bool_query_form_ranks_alike(es_client, cranfield, cranfield_model, cranfield_index):
+    other = SCMIndex(es_client, cranfield_index.name, cranfield_model, query_type="bool")
     for query_id in ("4", "5", "6"):
         query = cranfield.queries[query_id]
         exact = cranfield_index.search(query, K)
@@ -209,3 +213,47 @@ def test_the_sparse_vector_query_form_ranks_alike(
         np.testing.assert_allclose(
             [h.score for h in other_native], [h.score for h in native], rtol=1e-6
         )
+
+
+def test_the_index_keeps_the_exact_vectors_in_source(
+    es_client, cranfield, cranfield_model, cranfield_index
+):
+    settings = es_client.indices.get_settings(index=cranfield_index.name, flat_settings=True)
+    assert settings[cranfield_index.name]["settings"]["index.mapping.exclude_source_vectors"] == (
+        "false"
+    )
+    doc_id, text = next(iter(cranfield.documents.items()))
+    source = es_client.get(index=cranfield_index.name, id=doc_id)["_source"]
+    weights = cranfield_model.vectorize(text, role="document")
+    norm = cranfield_model.similarity_matrix.soft_norm(weights)
+    ids, values = stored_vector(source)
+    np.testing.assert_array_equal(ids, weights.indices)
+    np.testing.assert_array_equal(values, weights.data / norm)  # bit for bit, not 9 bits
+
+
+def test_an_index_of_another_schema_version_is_refused(es_client, index_name, cranfield_model):
+    mapping = index_mapping(cranfield_model)
+    mapping["_meta"]["es_scm"]["schema_version"] = 1
+    es_client.indices.create(index=index_name, mappings=mapping)
+    index = SCMIndex(es_client, index_name, cranfield_model)
+    with pytest.raises(ModelMismatchError, match="schema version 1"):
+        index.search("boundary layer")
+
+
+def test_optimize_merges_into_one_segment_and_keeps_the_results(
+    es_client, index_name, cranfield, cranfield_model
+):
+    index = SCMIndex(es_client, index_name, cranfield_model)
+    documents = [{"id": i, "text": t} for i, t in list(cranfield.documents.items())[:300]]
+    for start in range(0, 300, 100):  # three refreshes: at least three segments
+        index.index_documents(documents[start : start + 100], concurrency=3)
+    query = cranfield.queries["1"]
+    before = index.search(query, K)
+    index.optimize()
+    segments = es_client.cat.segments(index=index_name, format="json")
+    assert len(segments) == 1
+    after = index.search(query, K)
+    assert after.ids() == before.ids()
+    assert [h.score for h in after] == [h.score for h in before]
+    with pytest.raises(ValueError, match="max_num_segments"):
+        index.optimize(0)

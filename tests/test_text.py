@@ -6,6 +6,8 @@ import json
 import re
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from es_scm.text import DEFAULT_TOKEN_PATTERN, Tokenizer, english_stop_words
 
@@ -174,3 +176,18 @@ def test_non_str_text_raises():
 def test_bad_config_raises():
     with pytest.raises(ValueError, match="not a tokenizer configuration"):
         Tokenizer.from_config({"format": "other"})
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.characters(codec="ascii"), max_size=80))
+def test_the_ascii_fast_path_splits_like_the_default_pattern(text: str) -> None:
+    tokenizer = Tokenizer(stop_words=None, lowercase=False)
+    assert tokenizer.split(text) == re.findall(DEFAULT_TOKEN_PATTERN, text)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=60))
+def test_tokenize_is_split_filtered_by_keeps(text: str) -> None:
+    tokenizer = Tokenizer(min_length=2)
+    assert tokenizer.tokenize(text) == [t for t in tokenizer.split(text) if tokenizer.keeps(t)]
+    assert all(tokenizer.keeps(term) for term in tokenizer.tokenize(text))

@@ -1,0 +1,52 @@
+"""Pieces shared by the benchmark scripts: the plain-bulk baseline and the machine description."""
+
+from __future__ import annotations
+
+import os
+import platform
+import time
+from typing import Any
+
+from elasticsearch import Elasticsearch, helpers
+
+from es_scm.connection import cluster_version
+
+
+def plain_bulk(client: Elasticsearch, index: str, docs: list[dict], threads: int = 1) -> float:
+    """Seconds to bulk the texts into a fresh text-only index: the ingestion baseline.
+
+    ``threads=1`` is ``helpers.streaming_bulk``, what indexing texts plainly looks like;
+    more is ``helpers.parallel_bulk`` with that many requests in flight.
+    """
+    client.options(ignore_status=404).indices.delete(index=index)
+    client.indices.create(
+        index=index,
+        settings={"number_of_shards": 1, "number_of_replicas": 0},
+        mappings={"properties": {"text": {"type": "text"}}},
+    )
+    actions = ({"_index": index, "_id": d["id"], "_source": {"text": d["text"]}} for d in docs)
+    started = time.perf_counter()
+    if threads == 1:
+        results = helpers.streaming_bulk(client, actions, chunk_size=500, raise_on_error=False)
+    else:
+        results = helpers.parallel_bulk(
+            client, actions, thread_count=threads, chunk_size=500, raise_on_error=False
+        )
+    for ok, item in results:
+        if not ok:
+            raise RuntimeError(f"plain bulk failed: {item}")
+    client.indices.refresh(index=index)
+    return time.perf_counter() - started
+
+
+def machine(client: Elasticsearch | None = None) -> dict[str, Any]:
+    """What the numbers were measured on."""
+    info: dict[str, Any] = {
+        "cpus": os.cpu_count(),
+        "platform": platform.platform(),
+        "python": platform.python_version(),
+        "load_average_at_end": os.getloadavg(),
+    }
+    if client is not None:
+        info["elasticsearch"] = cluster_version(client)
+    return info
