@@ -155,8 +155,8 @@ def main() -> None:
     print("elasticsearch took µs/doc:", {k: round(v, 1) for k, v in took_us.items()}, flush=True)
 
     methods = {
-        "plain_bulk": lambda: plain_bulk(client, docs),
-        "plain_bulk_2_threads": lambda: plain_bulk(client, docs, threads=2),
+        "plain_bulk": lambda: plain_bulk(client, INDEX, docs),
+        "plain_bulk_2_threads": lambda: plain_bulk(client, INDEX, docs, threads=2),
         "es_scm_1_in_flight": lambda: es_scm_bulk(client, model, docs, 1),
         "es_scm_2_in_flight": lambda: es_scm_bulk(client, model, docs, 2),
     }
