@@ -120,8 +120,9 @@ def index_settings(client: Elasticsearch, *, shards: int = 1, replicas: int = 0)
     Since 9.2 Elasticsearch leaves ``sparse_vector`` values out of the stored ``_source``
     (``index.mapping.exclude_source_vectors``) and rebuilds them from the index when asked, with
     the index's 9-bit precision. es-scm needs the exact values the rescorer reads, and cutting
-    the vector out also means parsing every document a second time: for vectors of ~60 features
-    it made indexing the field about 1.6 times as costly (``scripts/bench_ingest.py``).
+    the vector out also means parsing every document a second time: for vectors of ~60
+    features it made Elasticsearch's indexing of a document 1.4 times as costly
+    (``scripts/bench_ingest.py``).
     """
     settings: dict[str, Any] = {"number_of_shards": shards, "number_of_replicas": replicas}
     if _version_tuple(cluster_version(client)) >= (9, 2):
@@ -455,9 +456,9 @@ class SCMIndex:
         """Force-merge the index into ``max_num_segments`` segments (waits until done).
 
         An expanded query has hundreds of terms, and Lucene looks each one up and builds a
-        scorer for it in every segment: on 100,000 paragraphs, one segment instead of seven
-        halved Elasticsearch's time per query (``scripts/bench_search.py``). Worth it for a
-        corpus that no longer changes; a merge of a large index takes minutes and needs
+        scorer for it in every segment: on 100,000 paragraphs, one segment instead of twelve took
+        ``exact`` searches from 21.9 to 15.2 ms at p50 (``scripts/bench_search.py``). Worth it
+        for a corpus that no longer changes; merging a large index takes a while and needs
         temporary disk space.
         """
         if max_num_segments < 1:

@@ -5,10 +5,11 @@ Two pieces:
 :func:`top_candidates`
     For every query vector, the rows of a base matrix whose dot product with it is at least its
     k-th largest dot product minus a ``margin``. The dot products come from BLAS matrix
-    products, a block of queries × a tile of the base at a time; a per-query threshold (the
-    k-th best value seen so far, minus the margin) lets a row-wise maximum discard almost every
-    tile at memory speed, so the cost is close to that of the products alone. No Python loop
-    runs over the base or over the queries.
+    products, a block of queries × a tile of the base at a time. Each query's threshold starts
+    from a guess (from a strided sample of the base) and rises to the k-th best score found so
+    far; the scores of a tile are compared with it at memory speed and only the few above it
+    are kept. A guess that turns out too high is detected and the query scanned again, so the
+    result is exact. No Python loop runs over the base or over the queries.
 
 :class:`GensimMostSimilar`
     gensim 4.4's ``KeyedVectors.most_similar(word, topn)`` — the neighbour search behind

@@ -73,7 +73,7 @@ FLOAT32_UNIT_ROUNDOFF = 2.0**-24
 DEFAULT_MAX_CLAUSES = 1024  # Lucene's historical limit, used when the cluster cannot be asked
 TIE_DECIMALS = 12
 # Hits come with their whole _source (text, scm.vector, metadata): filtering it would make
-# Elasticsearch parse and rewrite every hit's source, about 3 ms per search of 20 hits.
+# Elasticsearch parse and rewrite every hit's source, which costs more than sending it whole.
 _WHOLE_SOURCE = True
 
 

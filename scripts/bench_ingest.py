@@ -12,7 +12,8 @@ On the first ``--docs`` paragraphs of the Wikipedia extract (or on Cranfield):
 3. End to end, documents per second, alternated ``--repeats`` times: a plain
    ``helpers.streaming_bulk`` of the texts (the baseline), the same with two bulk requests in
    flight (``helpers.parallel_bulk``), and ``SCMIndex.index_documents`` with one and with two
-   requests in flight (the default).
+   requests in flight (the default), with how busy the machine's CPUs were meanwhile
+   (``/proc/stat``).
 
 Usage::
 
@@ -96,6 +97,24 @@ def elasticsearch_took(client, model, sources: list[dict], settings: dict) -> fl
     return took / 1000
 
 
+def cpu_ticks() -> tuple[int, int] | None:
+    """(busy, total) jiffies of all CPUs from /proc/stat; None where there is none."""
+    try:
+        with open("/proc/stat") as stream:
+            fields = [int(value) for value in stream.readline().split()[1:]]
+    except OSError:
+        return None
+    idle = fields[3] + fields[4]  # idle + iowait
+    return sum(fields) - idle, sum(fields)
+
+
+def busy_fraction(before: tuple[int, int] | None, after: tuple[int, int] | None) -> float | None:
+    """How busy the machine's CPUs were between two :func:`cpu_ticks` readings (0 to 1)."""
+    if before is None or after is None or after[1] == before[1]:
+        return None
+    return (after[0] - before[0]) / (after[1] - before[1])
+
+
 def es_scm_bulk(client, model, docs: list[dict], concurrency: int) -> float:
     index = SCMIndex(client, INDEX, model)
     index.delete()
@@ -161,9 +180,14 @@ def main() -> None:
         "es_scm_2_in_flight": lambda: es_scm_bulk(client, model, docs, 2),
     }
     rates: dict[str, list[float]] = {name: [] for name in methods}
+    busy: dict[str, list[float]] = {name: [] for name in methods}
     for _ in range(args.repeats):
         for name, method in methods.items():
+            before = cpu_ticks()
             rates[name].append(n / method())
+            fraction = busy_fraction(before, cpu_ticks())
+            if fraction is not None:
+                busy[name].append(fraction)
     client.options(ignore_status=404).indices.delete(index=INDEX)
     docs_per_s = {name: statistics.median(values) for name, values in rates.items()}
 
@@ -176,6 +200,9 @@ def main() -> None:
         "elasticsearch_took_us_per_doc": took_us,
         "docs_per_second_median": docs_per_s,
         "docs_per_second_runs": rates,
+        "cpu_busy_fraction_median": {
+            name: statistics.median(values) for name, values in busy.items() if values
+        },
         "ratios": {
             "es_scm_over_plain_bulk": docs_per_s["es_scm_2_in_flight"] / docs_per_s["plain_bulk"],
             "es_scm_over_plain_bulk_2_threads": docs_per_s["es_scm_2_in_flight"]
@@ -186,7 +213,12 @@ def main() -> None:
         "machine": machine(client),
         "date": dt.date.today().isoformat(),
     }
-    print(json.dumps({"docs_per_second": docs_per_s, "ratios": summary["ratios"]}, indent=2))
+    report = {
+        "docs_per_second": docs_per_s,
+        "cpu_busy": summary["cpu_busy_fraction_median"],
+        "ratios": summary["ratios"],
+    }
+    print(json.dumps(report, indent=2))
     Path(args.json).parent.mkdir(parents=True, exist_ok=True)
     Path(args.json).write_text(json.dumps(summary, indent=2) + "\n")
     print(f"saved {args.json}")
