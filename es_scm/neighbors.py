@@ -223,7 +223,10 @@ def _scan(
         first = min(n_base, max(tile, k + 1))
         if first > k:
             scores = block @ base_t[:, :first]
-            threshold = np.partition(scores, first - k, axis=1)[:, first - k] - margin
+            kth = np.partition(scores, first - k, axis=1)[:, first - k]
+            # this product sums in another order than the tiles' products below, so a score
+            # may differ from its tile value in the last bits: lower the threshold by a bound
+            threshold = kth - margin - _rounding_slack(block, base)
     else:
         threshold = guess.astype(np.float32)
     order = np.argsort(threshold, kind="stable")
@@ -263,6 +266,13 @@ def _scan(
     parts, _, kth = _prune([(order[rows], cols, scores)], b, k, margin, np.full(b, -np.inf))
     rows, cols, scores = parts[0]
     return rows, cols, scores, kth
+
+
+def _rounding_slack(block: np.ndarray, base: np.ndarray) -> np.ndarray:
+    """A bound on |fl(q·v) − fl'(q·v)| for two float32 summation orders, per query q."""
+    largest = float(np.linalg.norm(base, axis=1).max(initial=0.0))
+    scale = np.linalg.norm(block, axis=1) * largest
+    return (cosine_error_bound(block.shape[1]) * scale).astype(np.float32)
 
 
 def _flat_hits(mask: np.ndarray) -> np.ndarray:

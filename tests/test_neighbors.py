@@ -82,6 +82,26 @@ def test_top_candidates_property(n_base, n_queries, dim, k, block_size, tile, se
     assert as_lists(indptr, rows) == expected_candidates(queries, base, k)
 
 
+@pytest.mark.parametrize("seed", range(20))
+def test_real_valued_scores_keep_at_least_k_candidates(seed: int) -> None:
+    """Thresholds from one product must not drop rows whose tile product rounds lower.
+
+    Real-valued vectors make the float32 sums depend on the summation order; a subset of the
+    base as queries (in another row order) once left a query with k − 1 candidates.
+    """
+    rng = np.random.default_rng(seed)
+    base = neighbors.unit_rows(rng.standard_normal((100, 20)).astype(np.float32))
+    chosen = np.sort(rng.choice(len(base), size=17, replace=False))
+    indptr, rows, _ = top_candidates(base[chosen], base, 5)
+    assert (np.diff(indptr) >= 5).all()
+    exact = base[chosen].astype(np.float64) @ base.T.astype(np.float64)
+    bound = neighbors.cosine_error_bound(20)
+    for i, row in enumerate(exact):
+        kth = np.sort(row)[-5]
+        clearly_in = set(np.flatnonzero(row > kth + 2 * bound).tolist())
+        assert clearly_in <= set(rows[indptr[i] : indptr[i + 1]].tolist())
+
+
 def test_cosine_error_bound_covers_gemm_against_gemv() -> None:
     rng = np.random.default_rng(4)
     vectors = neighbors.unit_rows(rng.standard_normal((4000, 50)).astype(np.float32))
