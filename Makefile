@@ -18,7 +18,7 @@ $(STAMP): pyproject.toml
 venv: $(STAMP)  ## create .venv and install es-scm with its test extras
 
 test: $(STAMP)  ## install everything, start Elasticsearch, run the whole suite, stop it
-	$(PY) -m es_scm.es_local install
+	$(PY) -m es_scm.tools.es_local install
 	scripts/run-tests
 
 lint: $(STAMP)  ## ruff check and format check

@@ -9,23 +9,27 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-from ._version import __version__
+from es_scm._version import __version__
 
 _EXPORTS = {
-    "Tokenizer": "es_scm.text",
-    "Vocabulary": "es_scm.vocabulary",
-    "TermWeighting": "es_scm.weighting",
-    "WordEmbeddings": "es_scm.embeddings",
-    "TermSimilarityMatrix": "es_scm.termsim",
-    "SoftCosineModel": "es_scm.model",
-    "LocalElasticsearch": "es_scm.es_local",
-    "SCMIndex": "es_scm.index",
-    "client_from_env": "es_scm.connection",
+    "Document": "es_scm.documents",
+    "Tokenizer": "es_scm.model.text",
+    "Vocabulary": "es_scm.model.vocabulary",
+    "TermWeighting": "es_scm.model.weighting",
+    "SoftCosineModel": "es_scm.model.soft_cosine",
+    "BruteForceSearch": "es_scm.model.brute_force",
+    "WordEmbeddings": "es_scm.similarity.embeddings",
+    "TermSimilarityMatrix": "es_scm.similarity.matrix",
+    "SCMIndex": "es_scm.elastic.index",
+    "Searcher": "es_scm.elastic.searcher",
+    "client_from_env": "es_scm.elastic.connection",
 }
 
 __all__ = [
-    "LocalElasticsearch",
+    "BruteForceSearch",
+    "Document",
     "SCMIndex",
+    "Searcher",
     "SoftCosineModel",
     "TermSimilarityMatrix",
     "TermWeighting",
@@ -37,15 +41,17 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .connection import client_from_env
-    from .embeddings import WordEmbeddings
-    from .es_local import LocalElasticsearch
-    from .index import SCMIndex
-    from .model import SoftCosineModel
-    from .termsim import TermSimilarityMatrix
-    from .text import Tokenizer
-    from .vocabulary import Vocabulary
-    from .weighting import TermWeighting
+    from es_scm.documents import Document
+    from es_scm.elastic.connection import client_from_env
+    from es_scm.elastic.index import SCMIndex
+    from es_scm.elastic.searcher import Searcher
+    from es_scm.model.brute_force import BruteForceSearch
+    from es_scm.model.soft_cosine import SoftCosineModel
+    from es_scm.model.text import Tokenizer
+    from es_scm.model.vocabulary import Vocabulary
+    from es_scm.model.weighting import TermWeighting
+    from es_scm.similarity.embeddings import WordEmbeddings
+    from es_scm.similarity.matrix import TermSimilarityMatrix
 
 
 def __getattr__(name: str) -> Any:

@@ -1,4 +1,4 @@
-"""Read a corpus as a lazy stream of documents ``{"id": str, "text": str, **metadata}``.
+"""Read a corpus as a lazy stream of :class:`~es_scm.documents.Document` records.
 
 Formats (auto-detected from the path; force one with ``format=``):
 
@@ -25,7 +25,7 @@ Bad input raises :class:`CorpusError` with a one-line message naming the file an
 Examples
 --------
 >>> for document in read_corpus("news.jsonl"):  # doctest: +SKIP
-...     print(document["id"], document["text"])
+...     print(document.id, document.text, document.metadata)
 """
 
 from __future__ import annotations
@@ -39,6 +39,8 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
+
+from es_scm.documents import Document
 
 __all__ = [
     "FORMATS",
@@ -57,7 +59,6 @@ _SUFFIXES = {
     ".tsv": "tsv",
     ".tab": "tsv",
 }
-Document = dict[str, Any]
 
 
 class CorpusError(ValueError):
@@ -95,7 +96,7 @@ def read_corpus(
     text_field: str = "text",
     encoding: str = "utf-8",
 ) -> Iterator[Document]:
-    """Stream the documents of a corpus as ``{"id", "text", **metadata}`` dicts.
+    """Stream the documents of a corpus as :class:`~es_scm.documents.Document` records.
 
     Parameters
     ----------
@@ -104,16 +105,16 @@ def read_corpus(
     format : {"jsonl", "csv", "tsv", "dir", "lines"}, optional
         Default: detected with :func:`detect_format`.
     id_field, text_field : str
-        The JSONL fields / CSV columns holding the id and the text. A metadata field that would
-        clash with the output keys ``id`` or ``text`` is renamed ``original_id`` /
-        ``original_text``.
+        The JSONL fields / CSV columns holding the id and the text. The other fields are the
+        document's metadata; one named ``id`` or ``text`` (when those are not the id and text
+        fields) is renamed ``original_id`` / ``original_text``.
     encoding : str
         The files' encoding (a UTF-8 byte-order mark is skipped).
 
     Yields
     ------
-    dict
-        ``id`` (str), ``text`` (str) and the other fields.
+    Document
+        ``id`` (str), ``text`` (str) and ``metadata`` (the other fields).
 
     Raises
     ------
@@ -144,7 +145,7 @@ def read_texts(
     path: str | os.PathLike[str], format: str | None = None, **kwargs: Any
 ) -> Iterator[str]:
     """Stream only the texts of :func:`read_corpus` (same arguments)."""
-    return (document["text"] for document in read_corpus(path, format, **kwargs))
+    return (document.text for document in read_corpus(path, format, **kwargs))
 
 
 def count_documents(path: str | os.PathLike[str], format: str | None = None) -> int | None:
@@ -201,12 +202,12 @@ def _binary_lines(path: Path) -> Iterator[tuple[int, bytes]]:
 def _with_metadata(
     doc_id: str, text: str, fields: dict[str, Any], skip: tuple[str, str]
 ) -> Document:
-    document: Document = {"id": doc_id, "text": text}
-    for key, value in fields.items():
-        if key in skip:
-            continue
-        document[f"original_{key}" if key in ("id", "text") else key] = value
-    return document
+    metadata = {
+        f"original_{key}" if key in ("id", "text") else key: value
+        for key, value in fields.items()
+        if key not in skip
+    }
+    return Document(doc_id, text, metadata)
 
 
 def _read_jsonl(path: Path, id_field: str, text_field: str, encoding: str) -> Iterator[Document]:
@@ -309,11 +310,11 @@ def _read_directory(root: Path, encoding: str) -> Iterator[Document]:
             raise CorpusError(f"{file}: not valid {encoding} ({error.reason})") from None
         except OSError as error:
             raise CorpusError(f"{file}: cannot read ({error.strerror or error})") from None
-        yield {"id": relative, "text": text.removeprefix("\ufeff")}
+        yield Document(relative, text.removeprefix("\ufeff"))
 
 
 def _read_lines(path: Path, encoding: str) -> Iterator[Document]:
     for number, raw in _binary_lines(path):
         line = _decode(raw, path, number, encoding).rstrip("\r\n")
         if line.strip():
-            yield {"id": str(number), "text": line}
+            yield Document(str(number), line)

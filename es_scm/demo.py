@@ -19,7 +19,7 @@ from typing import Any
 
 from elasticsearch import Elasticsearch
 
-from .corpus import read_corpus
+from es_scm.corpus import read_corpus
 
 __all__ = [
     "DEMO_INDEX",
@@ -32,7 +32,8 @@ __all__ = [
 ]
 
 DEMO_INDEX = "es-scm-demo"
-#: Options of :meth:`SoftCosineModel.build` for the demo: gensim's neighbour mode.
+#: Options of :meth:`SoftCosineModel.build` for the demo: neighbours from GloVe's whole
+#: vocabulary, as in gensim's notebook.
 DEMO_MODEL_OPTIONS: dict[str, Any] = {"neighbors": "vocabulary", "nonzero_limit": 100}
 
 
@@ -141,7 +142,7 @@ def run_demo(
         reused when ``start_local`` is true (the default).
     connection : dict, optional
         ``api_key``, ``username``, ``password``, ``ca_certs``, ``verify_certs`` for
-        :func:`es_scm.connection.client_from_env`.
+        :func:`es_scm.elastic.connection.client_from_env`.
     index : str
         The demo index; an existing es-scm index of that name is replaced.
     k : int
@@ -156,10 +157,9 @@ def run_demo(
     ValueError
         If ``index`` exists and was not created by es-scm (the demo does not touch it).
     """
-    from .connection import client_from_env
-    from .embeddings import WordEmbeddings
-    from .index import SCMIndex
-    from .model import SoftCosineModel
+    from es_scm.elastic import SCMIndex, client_from_env
+    from es_scm.model import SoftCosineModel
+    from es_scm.similarity import WordEmbeddings
 
     if k < 1:
         raise ValueError(f"k must be at least 1, got {k}")
@@ -173,7 +173,7 @@ def run_demo(
     started = time.perf_counter()
     if client is None:
         if url is None and start_local:
-            from .es_local import LocalElasticsearch
+            from es_scm.tools.es_local import LocalElasticsearch
 
             out("  starting (or reusing) the local Elasticsearch; the first start downloads it")
             url = LocalElasticsearch().start()
@@ -190,7 +190,7 @@ def run_demo(
     corpus_path = demo_corpus_path()
     documents = list(read_corpus(corpus_path))
     model = SoftCosineModel.build(
-        (document["text"] for document in documents), embeddings, **DEMO_MODEL_OPTIONS
+        (document.text for document in documents), embeddings, **DEMO_MODEL_OPTIONS
     )
     del embeddings
     nnz = model.similarity_matrix.nnz
@@ -213,7 +213,7 @@ def run_demo(
     step(f"index {index!r} ({report.indexed} documents)", started)
 
     result = DemoResult(url, index, len(documents), len(model.terms), timings, model_dir=None)
-    texts = {document["id"]: document["text"] for document in documents}
+    texts = {document.id: document.text for document in documents}
     started = time.perf_counter()
     try:
         for query in DEMO_QUERIES:

@@ -3,12 +3,13 @@
 
 On the first ``--docs`` paragraphs of the Wikipedia extract (or on Cranfield):
 
-1. Python, per document: tokenizing and weighting (``vectorize_many``), the soft norms
-   √(yᵀSy), and building the ``_source`` documents (``document_sources``).
+1. Python, per document: tokenizing and weighting (``vectorize_many``), the normalization
+   y' = Wy/√(yᵀSy) (``TermSimilarityMatrix.normalize``), and building the ``_source`` documents
+   (``encode_documents``).
 2. Elasticsearch's own time per document (the sum of the bulk responses' ``took``) to index
    ready-made sources: the text only; es-scm's documents (text + ``sparse_vector``); and
    es-scm's documents with Elasticsearch's default ``index.mapping.exclude_source_vectors``
-   (9.2+), which es-scm turns off (``es_scm.index.index_settings``).
+   (9.2+), which es-scm turns off (``es_scm.elastic.schema.index_settings``).
 3. End to end, documents per second, alternated ``--repeats`` times: a plain
    ``helpers.streaming_bulk`` of the texts (the baseline), the same with two bulk requests in
    flight (``helpers.parallel_bulk``), and ``SCMIndex.index_documents`` with one and with two
@@ -41,10 +42,11 @@ sys.path.insert(0, str(REPO))
 from benchlib import machine, plain_bulk  # noqa: E402  (scripts/benchlib.py)
 
 from es_scm import SoftCosineModel  # noqa: E402
-from es_scm.connection import client_from_env  # noqa: E402
-from es_scm.embeddings import WordEmbeddings  # noqa: E402
+from es_scm.elastic import SCMIndex  # noqa: E402
+from es_scm.elastic.connection import client_from_env  # noqa: E402
+from es_scm.elastic.schema import encode_documents, index_mapping, index_settings  # noqa: E402
 from es_scm.evaluation.collections import read_cranfield, read_wikipedia_paragraphs  # noqa: E402
-from es_scm.index import SCMIndex, document_sources, index_mapping, index_settings  # noqa: E402
+from es_scm.similarity import WordEmbeddings  # noqa: E402
 
 DATA = Path(os.environ.get("ES_SCM_SHARED_DATA", REPO.parent / "shared" / "data"))
 INDEX = "es-scm-bench-ingest"
@@ -65,17 +67,17 @@ def per_document_us(seconds: float, n: int) -> float:
 def python_phases(model: SoftCosineModel, docs: list[dict]) -> dict[str, float]:
     """Seconds of each Python phase for all documents, in batches of 500 as the ingester."""
     keys = np.array([str(i) for i in range(len(model.terms))], dtype=object)
-    phases = {"vectorize": 0.0, "soft_norms": 0.0, "sources": 0.0}
+    phases = {"vectorize": 0.0, "normalize": 0.0, "sources": 0.0}
     for start in range(0, len(docs), 500):
         texts = [d["text"] for d in docs[start : start + 500]]
         started = time.perf_counter()
         weights = model.vectorize_many(texts, role="document")
         vectorized = time.perf_counter()
-        norms = np.atleast_1d(model.similarity_matrix.soft_norm(weights))
+        normalized = model.similarity_matrix.normalize(weights)
         normed = time.perf_counter()
-        document_sources(texts, weights, norms, [None] * len(texts), keys)
+        encode_documents(texts, normalized, [None] * len(texts), keys)
         phases["vectorize"] += vectorized - started
-        phases["soft_norms"] += normed - vectorized
+        phases["normalize"] += normed - vectorized
         phases["sources"] += time.perf_counter() - normed
     return phases
 
@@ -152,8 +154,8 @@ def main() -> None:
 
     keys = np.array([str(i) for i in range(len(model.terms))], dtype=object)
     weights = model.vectorize_many([d["text"] for d in docs], role="document")
-    norms = np.atleast_1d(model.similarity_matrix.soft_norm(weights))
-    sources = document_sources([d["text"] for d in docs], weights, norms, [None] * n, keys)
+    normalized = model.similarity_matrix.normalize(weights)
+    sources = encode_documents([d["text"] for d in docs], normalized, [None] * n, keys)
     text_only = [{"text": s["text"], "scm": {"empty": s["scm"]["empty"]}} for s in sources]
     es_scm_settings = index_settings(client)
     default_settings = {k: v for k, v in es_scm_settings.items() if "exclude_source" not in k}

@@ -8,8 +8,9 @@ Per-query latency (p50 / p95, client-side wall time, k = 10) of:
 - ``exact``      es-scm exact mode (native window + exact rescoring, provably the exact top 10),
                  the expansion sent as a ``sparse_vector`` query (the default);
 - ``exact_bool`` the same with the expansion sent as a ``bool`` of boosted ``term`` queries;
-- ``scipy``      brute-force exact SCM in Python over the whole corpus (documents normalized
-                 once, then one sparse matrix-vector product per query);
+- ``scipy``      brute-force exact SCM in Python over the whole corpus: the library's
+                 ``BruteForceSearch`` (documents normalized once, then one sparse product over the
+                 columns of the query's expansion per query);
 - ``gensim``     gensim's ``SoftCosineSimilarity(corpus, SparseTermSimilarityMatrix(S))`` with
                  the same weighted vectors and the same S (on a subset of the queries: it is slow).
 
@@ -42,18 +43,16 @@ import time
 from pathlib import Path
 
 import numpy as np
-import scipy.sparse as sp
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from benchlib import machine, plain_bulk  # noqa: E402  (scripts/benchlib.py)
 
-from es_scm import SoftCosineModel  # noqa: E402
-from es_scm.connection import client_from_env  # noqa: E402
-from es_scm.embeddings import WordEmbeddings  # noqa: E402
+from es_scm.elastic import SCMIndex, client_from_env  # noqa: E402
 from es_scm.evaluation.collections import read_cranfield, read_wikipedia_paragraphs  # noqa: E402
-from es_scm.index import SCMIndex  # noqa: E402
+from es_scm.model import BruteForceSearch, SoftCosineModel  # noqa: E402
+from es_scm.similarity import WordEmbeddings  # noqa: E402
 
 DATA = Path(os.environ.get("ES_SCM_SHARED_DATA", REPO.parent / "shared" / "data"))
 K = 10
@@ -88,32 +87,7 @@ def timed(function, *args, **kwargs) -> tuple[float, object]:
     return time.perf_counter() - started, result
 
 
-class ScipyBruteForce:
-    """Exact SCM over the whole corpus: y' = Wy/‖Wy‖_S once, then x'ᵀY' per query."""
-
-    def __init__(self, model: SoftCosineModel, docs: list[dict]):
-        self.model = model
-        self.ids = np.array([d["id"] for d in docs])
-        weights = model.vectorize_many([d["text"] for d in docs], role="document")
-        norms = np.atleast_1d(model.similarity_matrix.soft_norm(weights))
-        inverse = np.divide(1.0, norms, out=np.zeros_like(norms), where=norms > 0)
-        self.normalized = sp.csr_matrix(sp.diags(inverse) @ weights)
-        self.S = sp.csr_matrix(model.similarity_matrix.matrix, dtype=np.float64)
-        self.weights = weights
-
-    def search(self, query: str, k: int = K) -> list[str]:
-        x = self.model.vectorize(query, role="query")
-        if x.nnz == 0:
-            return []
-        expanded = x @ self.S
-        norm = np.sqrt((expanded @ x.T).toarray()[0, 0])
-        scores = (self.normalized @ expanded.T).toarray().ravel() / norm
-        top = np.argpartition(-scores, min(k, len(scores) - 1))[:k]
-        top = top[np.lexsort((self.ids[top], -np.round(scores[top], 12)))]
-        return [str(self.ids[i]) for i in top if scores[i] > 0]
-
-
-def expansion_pruning(brute: ScipyBruteForce, queries: list[str]) -> dict[str, float]:
+def expansion_pruning(brute: BruteForceSearch, queries: list[str]) -> dict[str, float]:
     """How much of an expansion a rigorous bound would let exact mode leave out (docs/SEARCH.md).
 
     Leaving out terms D costs the bound ‖x'_D‖₂ (Cauchy–Schwarz, with x' normalized so that
@@ -121,13 +95,13 @@ def expansion_pruning(brute: ScipyBruteForce, queries: list[str]) -> dict[str, f
     and the scores just below. Reports medians over the queries.
     """
     terms, ratio, droppable = [], [], []
+    matrix = brute.model.similarity_matrix
     for query in queries:
         x = brute.model.vectorize(query, role="query")
         if x.nnz == 0:
             continue
-        expanded = (x @ brute.S).toarray().ravel()
-        expanded /= np.sqrt(expanded[x.indices] @ x.data)
-        scores = np.sort(brute.normalized @ expanded)[::-1]
+        expanded = matrix.expand(x).toarray().ravel() / float(matrix.soft_norm(x))
+        scores = np.sort(brute.documents @ expanded)[::-1]
         if scores[9] <= 0:
             continue
         weights = np.sort(expanded[expanded > 0])  # ascending: the cheapest to leave out first
@@ -142,7 +116,7 @@ def expansion_pruning(brute: ScipyBruteForce, queries: list[str]) -> dict[str, f
     }
 
 
-def run_queries(methods: dict, queries: list[str], repeats: int, brute: ScipyBruteForce):
+def run_queries(methods: dict, queries: list[str], repeats: int, brute: BruteForceSearch):
     """Time every method on every query, interleaved; and how often exact equals brute force."""
     for query in queries[:10]:  # warm-up: caches, JIT, connection pool
         for method in methods.values():
@@ -155,16 +129,16 @@ def run_queries(methods: dict, queries: list[str], repeats: int, brute: ScipyBru
             for name, method in methods.items():
                 seconds, results[name] = timed(method, query)
                 samples[name].append(seconds)
-            reference = results["scipy"] if "scipy" in results else brute.search(query)
-            agreement.append(results["exact"].ids() == reference)
+            reference = results["scipy"] if "scipy" in results else brute.search(query, K)
+            agreement.append(results["exact"].ids() == [doc_id for doc_id, _ in reference])
     return samples, agreement
 
 
-def gensim_searcher(model: SoftCosineModel, brute: ScipyBruteForce):
+def gensim_searcher(model: SoftCosineModel, docs: list[dict]):
     from gensim.similarities import SoftCosineSimilarity, SparseTermSimilarityMatrix
 
     matrix = SparseTermSimilarityMatrix(model.similarity_matrix.matrix)
-    rows = brute.weights
+    rows = model.vectorize_many([d["text"] for d in docs], role="document")
     corpus = [
         list(zip(rows.indices[a:b].tolist(), rows.data[a:b].tolist(), strict=True))
         for a, b in zip(rows.indptr[:-1], rows.indptr[1:], strict=True)
@@ -222,7 +196,7 @@ def main() -> None:
     )
 
     bool_index = SCMIndex(client, index.name, model, query_type="bool")
-    brute = ScipyBruteForce(model, docs)
+    brute = BruteForceSearch(model, [d["id"] for d in docs], [d["text"] for d in docs])
     pruning = expansion_pruning(brute, queries)
     print(f"expansion pruning: {pruning}", flush=True)
     elasticsearch_methods = {
@@ -236,9 +210,12 @@ def main() -> None:
     }
     segments = {"as_ingested": len(client.cat.segments(index=index.name, format="json"))}
     samples, agreement = run_queries(
-        {**elasticsearch_methods, "scipy": brute.search}, queries, args.repeats, brute
+        {**elasticsearch_methods, "scipy": lambda q: brute.search(q, K)},
+        queries,
+        args.repeats,
+        brute,
     )
-    gensim_search = gensim_searcher(model, brute)
+    gensim_search = gensim_searcher(model, docs)
     samples["gensim"] = [timed(gensim_search, q)[0] for q in queries[: args.gensim_queries]]
 
     optimize_s, _ = timed(index.optimize)

@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Benchmark: building S with ``nonzero_limit=100`` for the N most frequent GloVe 6B 50d words.
 
-es-scm's :meth:`TermSimilarityMatrix.from_embeddings` (gensim's neighbour mode, no tf-idf) against
+es-scm's :meth:`TermSimilarityMatrix.from_embeddings` (``neighbors="gensim"``, no tf-idf) against
 gensim 4.4's ``SparseTermSimilarityMatrix(WordEmbeddingSimilarityIndex(kv), dictionary)`` on the
 same input, in the same run. Every build runs in its own subprocess, so that peak memory
 (``ru_maxrss``) is per method; the embeddings are loaded before the clock starts, and the
@@ -51,8 +51,7 @@ def worker(method: str, n_terms: int, nonzero_limit: int, output: str) -> None:
     sys.path.insert(0, str(REPO))
     from scipy import sparse
 
-    from es_scm.embeddings import WordEmbeddings
-    from es_scm.termsim import TermSimilarityMatrix
+    from es_scm.similarity import TermSimilarityMatrix, WordEmbeddings
 
     glove = WordEmbeddings.glove_6b_50d()
     terms = glove.words[:n_terms]
@@ -75,7 +74,7 @@ def worker(method: str, n_terms: int, nonzero_limit: int, output: str) -> None:
         baseline = _current_rss_mib()
         start = time.perf_counter()
         matrix = TermSimilarityMatrix.from_embeddings(
-            terms, glove, nonzero_limit=nonzero_limit
+            terms, glove, nonzero_limit=nonzero_limit, neighbors="gensim"
         ).matrix
         seconds = time.perf_counter() - start
     peak = _rss_mib()

@@ -9,7 +9,7 @@ from typing import Any
 
 from elasticsearch import Elasticsearch, helpers
 
-from es_scm.connection import cluster_version
+from es_scm.elastic.connection import cluster_version
 
 
 def plain_bulk(client: Elasticsearch, index: str, docs: list[dict], threads: int = 1) -> float:

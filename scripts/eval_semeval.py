@@ -19,10 +19,10 @@ import json
 import time
 from pathlib import Path
 
-from es_scm.embeddings import WordEmbeddings
-from es_scm.evaluation import semeval
+from es_scm.evaluation import semeval, semeval_data
 from es_scm.evaluation.word2vec import train_word2vec
-from es_scm.weighting import TermWeighting
+from es_scm.model.weighting import TermWeighting
+from es_scm.similarity import WordEmbeddings
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 
@@ -34,7 +34,12 @@ def main() -> None:
     parser.add_argument(
         "--embeddings", nargs="+", default=["glove"], help="glove, or w2v:<corpus path>[|max_texts]"
     )
-    parser.add_argument("--weighting", nargs="+", default=["raw:natural", "log:smooth", "bm25"])
+    parser.add_argument(
+        "--weighting",
+        nargs="+",
+        default=["raw-natural", "log-smooth", "bm25"],
+        help="weighting specs (TermWeighting.from_spec); queries get the default query weighting",
+    )
     parser.add_argument("--nonzero-limit", nargs="+", type=int, default=[10, 100])
     parser.add_argument("--threshold", nargs="+", type=float, default=[0.0, 0.5])
     parser.add_argument("--exponent", nargs="+", type=float, default=[2.0, 4.0])
@@ -46,7 +51,7 @@ def main() -> None:
     )
     args = parser.parse_args()
 
-    questions = semeval.read_semeval(args.xml)
+    questions = semeval_data.read_semeval(args.xml)
     if args.tune_alpha:
         _tune_alpha(args, questions)
         return
@@ -55,7 +60,7 @@ def main() -> None:
     for embedding_spec in args.embeddings:
         embeddings = _embeddings(embedding_spec)
         for weighting in args.weighting:
-            document, query = _weightings(weighting)
+            document = TermWeighting.from_spec(weighting)
             tfidf_done = False
             grid = itertools.product(args.nonzero_limit, args.threshold, args.exponent)
             for limit, threshold, exponent in grid:
@@ -64,7 +69,6 @@ def main() -> None:
                     questions,
                     embeddings,
                     document_weighting=document,
-                    query_weighting=query,
                     nonzero_limit=limit,
                     threshold=threshold,
                     exponent=exponent,
@@ -103,15 +107,13 @@ def main() -> None:
 
 
 def _tune_alpha(args: argparse.Namespace, questions: list) -> None:
-    from es_scm.connection import client_from_env
-    from es_scm.evaluation.trec import interpolate_scores
+    from es_scm.elastic.connection import client_from_env
+    from es_scm.fusion import interpolate_scores
 
-    document, query = _weightings(args.weighting[0])
     model = semeval.build_model(
         questions,
         _embeddings(args.embeddings[0]),
-        document_weighting=document,
-        query_weighting=query,
+        document_weighting=TermWeighting.from_spec(args.weighting[0]),
         nonzero_limit=args.nonzero_limit[0],
         threshold=args.threshold[0],
         exponent=args.exponent[0],
@@ -150,16 +152,8 @@ def _embeddings(spec: str):
     if spec.startswith("w2v:"):
         parts = spec[4:].split("|")
         max_texts = int(parts[1]) if len(parts) > 1 else None
-        return train_word2vec(parts[0], max_texts=max_texts, progress=print)
+        return train_word2vec(parts[0], max_texts=max_texts)
     raise SystemExit(f"unknown embeddings {spec!r}")
-
-
-def _weightings(text: str):
-    if text == "bm25":
-        return TermWeighting.bm25(), TermWeighting(tf="raw", idf="natural")
-    tf, idf = text.split(":")
-    weighting = TermWeighting(tf=tf, idf=idf)
-    return weighting, weighting
 
 
 if __name__ == "__main__":

@@ -40,7 +40,7 @@ def docker_compose_file() -> str:
 
 
 def _url_from_docker(request: pytest.FixtureRequest) -> str:
-    from es_scm.es_local import LocalElasticsearch
+    from es_scm.tools.es_local import LocalElasticsearch
 
     services = request.getfixturevalue("docker_services")
     port = services.port_for("elasticsearch", 9200)
@@ -50,7 +50,7 @@ def _url_from_docker(request: pytest.FixtureRequest) -> str:
 
 
 def _url_from_local_runner(request: pytest.FixtureRequest) -> str:
-    from es_scm.es_local import LocalElasticsearch
+    from es_scm.tools.es_local import LocalElasticsearch
 
     runner = LocalElasticsearch()
     if not runner.is_healthy():
@@ -78,7 +78,7 @@ def es_url(request: pytest.FixtureRequest) -> str:
 @pytest.fixture(scope="session")
 def es_client(es_url: str):
     """An official Elasticsearch client connected to the session's cluster."""
-    from es_scm.connection import client_from_env
+    from es_scm.elastic.connection import client_from_env
 
     client = client_from_env(es_url)
     health = client.cluster.health(wait_for_status="yellow", timeout="60s")

@@ -9,7 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from es_scm.cli import EXIT_ERROR, EXIT_OK, EXIT_PARTIAL, EXIT_USAGE, main
+from es_scm.cli import main
+from es_scm.cli.errors import EXIT_ERROR, EXIT_OK, EXIT_PARTIAL, EXIT_USAGE
 
 DOCUMENTS = [
     {"id": "d1", "text": "The president greets the press in Chicago", "topic": "politics"},
@@ -98,8 +99,7 @@ def test_help_has_an_example(capsys: pytest.CaptureFixture[str], command: list[s
     code, out, _ = run(capsys, *command, "--help")
     assert code == EXIT_OK
     assert "usage: es-scm" in out
-    if command != ["eval"]:  # es-scm eval's help belongs to es_scm.evaluation
-        assert "example:" in out
+    assert "example:" in out
 
 
 def test_version(capsys: pytest.CaptureFixture[str]) -> None:
@@ -118,6 +118,32 @@ def test_model_build_and_info(capsys: pytest.CaptureFixture[str], model_dir: Pat
     code, out, _ = run(capsys, "model", "info", model_dir)
     assert code == EXIT_OK
     assert model.model_id in out
+    rows = {key: value.strip() for key, value in (line.split("  ", 1) for line in out.splitlines())}
+    assert rows["document weighting"] == "log-smooth"
+    assert rows["S source"] == "embeddings"
+    assert rows["S embeddings.name"].endswith("vectors.txt")
+    assert rows["S nonzero_limit"] == "100"
+    assert rows["S neighbors"] == "terms"
+    assert rows["stop words"].startswith(f"{len(model.tokenizer.stop_word_set)} (")
+
+
+@pytest.mark.parametrize("command", [["model", "build"], ["eval", "trec"], ["eval", "semeval"]])
+def test_every_command_has_the_api_defaults(command: list[str]) -> None:
+    from es_scm.cli import build_parser
+    from es_scm.cli.options import model_options
+    from es_scm.defaults import DEFAULT_WEIGHTING, SIMILARITY_DEFAULTS
+    from es_scm.model.weighting import TermWeighting
+
+    required = {
+        ("model", "build"): ["--corpus", "c", "--out", "o"],
+        ("eval", "trec"): ["--collection", "cisi"],
+        ("eval", "semeval"): ["--xml", "x"],
+    }[tuple(command)]
+    args = build_parser().parse_args([*command, *required])
+    options = model_options(args)
+    assert {key: options[key] for key in SIMILARITY_DEFAULTS} == SIMILARITY_DEFAULTS
+    assert options["document_weighting"] == TermWeighting.from_spec(DEFAULT_WEIGHTING)
+    assert options["query_weighting"] is None  # the model's rule: as the documents
 
 
 def test_model_build_refuses_to_overwrite(
@@ -132,7 +158,7 @@ def test_model_build_refuses_to_overwrite(
 
 def test_model_build_options(capsys: pytest.CaptureFixture[str], corpus: Path, tmp_path: Path):
     from es_scm.model import SoftCosineModel
-    from es_scm.weighting import TermWeighting
+    from es_scm.model.weighting import TermWeighting
 
     code, _, err = run(
         capsys, "model", "build", "--corpus", corpus, "--out", tmp_path / "m",
@@ -257,9 +283,8 @@ def test_build_index_search_matches_the_python_api(
     model_dir: Path,
     corpus: Path,
 ) -> None:
-    from es_scm.index import SCMIndex
-    from es_scm.model import SoftCosineModel
-    from es_scm.search import brute_force_search
+    from es_scm.elastic import SCMIndex
+    from es_scm.model import BruteForceSearch, SoftCosineModel
 
     code, out, err = run(
         capsys, "index", "--model", model_dir, "--index", index_name, "--corpus", corpus,
@@ -285,13 +310,8 @@ def test_build_index_search_matches_the_python_api(
         assert [h["score"] for h in hits] == [hit.score for hit in expected.hits]
         assert [h["rank"] for h in hits] == [1, 2, 3, 4]
         assert {"text", "native_score"} <= set(hits[0])
-    reference = brute_force_search(
-        model,
-        [d["id"] for d in DOCUMENTS],
-        model.vectorize_many([d["text"] for d in DOCUMENTS]),
-        query,
-        k=4,
-    )
+    brute = BruteForceSearch(model, [d["id"] for d in DOCUMENTS], [d["text"] for d in DOCUMENTS])
+    reference = brute.search(query, k=4)
     code, out, _ = run(
         capsys, "search", "--model", model_dir, "--index", index_name, "--es-url", es_url,
         "--k", "2", "--json", query,

@@ -9,6 +9,14 @@ from pathlib import Path
 import pytest
 
 from es_scm.corpus import CorpusError, count_documents, detect_format, read_corpus, read_texts
+from es_scm.documents import Document
+
+
+def records(documents) -> list[dict]:
+    """The documents as ``{"id", "text", **metadata}`` dicts, checking that they are Documents."""
+    documents = list(documents)
+    assert all(isinstance(document, Document) for document in documents)
+    return [document.to_dict() for document in documents]
 
 
 def _write(path: Path, text: str) -> Path:
@@ -22,7 +30,7 @@ def test_jsonl_keeps_metadata_and_skips_blank_lines(tmp_path: Path) -> None:
         '{"id": 1, "text": "first", "topic": "a"}\n\n{"id": "b", "text": "second", "n": [1]}\n',
     )
     assert detect_format(path) == "jsonl"
-    assert list(read_corpus(path)) == [
+    assert records(read_corpus(path)) == [
         {"id": "1", "text": "first", "topic": "a"},
         {"id": "b", "text": "second", "n": [1]},
     ]
@@ -32,7 +40,7 @@ def test_jsonl_keeps_metadata_and_skips_blank_lines(tmp_path: Path) -> None:
 
 def test_jsonl_custom_fields_and_clashing_metadata(tmp_path: Path) -> None:
     path = _write(tmp_path / "c.ndjson", '{"doc": "x", "body": "hello", "id": 7}\n')
-    documents = list(read_corpus(path, id_field="doc", text_field="body"))
+    documents = records(read_corpus(path, id_field="doc", text_field="body"))
     assert documents == [{"id": "x", "text": "hello", "original_id": 7}]
 
 
@@ -41,7 +49,7 @@ def test_jsonl_gzip_and_bom(tmp_path: Path) -> None:
     with gzip.open(path, "wt", encoding="utf-8") as stream:
         stream.write('\ufeff{"id": "1", "text": "a"}\n')
     assert detect_format(path) == "jsonl"
-    assert list(read_corpus(path)) == [{"id": "1", "text": "a"}]
+    assert records(read_corpus(path)) == [{"id": "1", "text": "a"}]
 
 
 @pytest.mark.parametrize(
@@ -57,7 +65,7 @@ def test_jsonl_gzip_and_bom(tmp_path: Path) -> None:
 def test_jsonl_errors_name_file_and_line(tmp_path: Path, content: str, message: str) -> None:
     path = _write(tmp_path / "bad.jsonl", content)
     with pytest.raises(CorpusError, match=message) as error:
-        list(read_corpus(path))
+        records(read_corpus(path))
     assert str(path) in str(error.value)
     assert "\n" not in str(error.value)
 
@@ -65,7 +73,7 @@ def test_jsonl_errors_name_file_and_line(tmp_path: Path, content: str, message: 
 def test_jsonl_is_lazy(tmp_path: Path) -> None:
     path = _write(tmp_path / "c.jsonl", '{"id": "1", "text": "a"}\nnot json\n')
     documents = read_corpus(path)
-    assert next(documents) == {"id": "1", "text": "a"}
+    assert next(documents).to_dict() == {"id": "1", "text": "a"}
     with pytest.raises(CorpusError, match="line 2"):
         next(documents)
 
@@ -74,31 +82,31 @@ def test_invalid_utf8_line(tmp_path: Path) -> None:
     path = tmp_path / "c.jsonl"
     path.write_bytes(b'{"id": "1", "text": "a"}\n{"id": "2", "text": "\xff"}\n')
     with pytest.raises(CorpusError, match="line 2: not valid utf-8"):
-        list(read_corpus(path))
+        records(read_corpus(path))
 
 
 def test_csv_and_tsv(tmp_path: Path) -> None:
     csv_path = _write(tmp_path / "c.csv", 'id,text,lang\n1,"hello, world",en\n2,"multi\nline",cs\n')
     assert detect_format(csv_path) == "csv"
-    assert list(read_corpus(csv_path)) == [
+    assert records(read_corpus(csv_path)) == [
         {"id": "1", "text": "hello, world", "lang": "en"},
         {"id": "2", "text": "multi\nline", "lang": "cs"},
     ]
     tsv_path = _write(tmp_path / "c.tsv", "key\tbody\na\tfirst text\n")
-    documents = list(read_corpus(tsv_path, id_field="key", text_field="body"))
+    documents = records(read_corpus(tsv_path, id_field="key", text_field="body"))
     assert documents == [{"id": "a", "text": "first text"}]
 
 
 def test_csv_errors(tmp_path: Path) -> None:
     path = _write(tmp_path / "c.csv", "id,body\n1,x\n")
     with pytest.raises(CorpusError, match=r"line 1: no column 'text' in the header \(id, body\)"):
-        list(read_corpus(path))
+        records(read_corpus(path))
     path = _write(tmp_path / "d.csv", "id,text\n1,x\n2,y,z\n")
     with pytest.raises(CorpusError, match="line 3: expected 2 fields, got 3"):
-        list(read_corpus(path))
+        records(read_corpus(path))
     path = _write(tmp_path / "e.csv", "")
     with pytest.raises(CorpusError, match="empty file"):
-        list(read_corpus(path))
+        records(read_corpus(path))
 
 
 def test_directory_of_txt_files(tmp_path: Path) -> None:
@@ -108,7 +116,7 @@ def test_directory_of_txt_files(tmp_path: Path) -> None:
     _write(root / "news" / "a.txt", "first")
     _write(root / "ignored.md", "not a txt file")
     assert detect_format(root) == "dir"
-    assert list(read_corpus(root)) == [
+    assert records(read_corpus(root)) == [
         {"id": "b", "text": "second"},
         {"id": "news/a", "text": "first"},
     ]
@@ -118,7 +126,7 @@ def test_directory_of_txt_files(tmp_path: Path) -> None:
 def test_lines(tmp_path: Path) -> None:
     path = _write(tmp_path / "c.txt", "first line\n\nthird line\r\n")
     assert detect_format(path) == "lines"
-    assert list(read_corpus(path)) == [
+    assert records(read_corpus(path)) == [
         {"id": "1", "text": "first line"},
         {"id": "3", "text": "third line"},
     ]
@@ -127,7 +135,7 @@ def test_lines(tmp_path: Path) -> None:
 def test_forced_format(tmp_path: Path) -> None:
     path = _write(tmp_path / "c.data", json.dumps({"id": "x", "text": "y"}) + "\n")
     assert detect_format(path) == "lines"
-    assert list(read_corpus(path, "jsonl")) == [{"id": "x", "text": "y"}]
+    assert records(read_corpus(path, "jsonl")) == [{"id": "x", "text": "y"}]
     with pytest.raises(CorpusError, match="unknown corpus format 'xml'"):
         read_corpus(path, "xml")
 

@@ -13,8 +13,8 @@ from es_scm.demo import DEMO_QUERIES, demo_corpus_path
 def test_demo_corpus() -> None:
     documents = list(read_corpus(demo_corpus_path()))
     assert len(documents) >= 200
-    assert len({d["id"] for d in documents}) == len(documents)
-    texts = {d["id"]: d["text"] for d in documents}
+    assert len({d.id for d in documents}) == len(documents)
+    texts = {d.id: d.text for d in documents}
     assert texts["politics-001"] == "The president greets the press in Chicago"
     for query in DEMO_QUERIES:  # a paraphrase shares no word with its query
         words = set(query.text.lower().split())

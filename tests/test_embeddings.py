@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from es_scm.embeddings import WordEmbeddings
+from es_scm.similarity import WordEmbeddings
 
 WORDS = ["the", "naïve", "日本", "x"]
 

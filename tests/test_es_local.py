@@ -7,9 +7,9 @@ import zipfile
 
 import pytest
 
-from es_scm import es_local
-from es_scm.connection import connection_options
-from es_scm.es_local import LocalElasticsearch, LocalElasticsearchError
+from es_scm.elastic.connection import connection_options
+from es_scm.tools import es_local, java
+from es_scm.tools.es_local import LocalElasticsearch, LocalElasticsearchError
 
 
 def write_jdk(root, major: int, modules: tuple[str, ...]):
@@ -26,16 +26,16 @@ def test_find_java_takes_the_first_full_jdk(tmp_path, monkeypatch):
     trimmed = write_jdk(tmp_path / "trimmed", 25, ("jdk.attach",))
     full = write_jdk(tmp_path / "full", 25, es_local.REQUIRED_JAVA_MODULES)
     candidates = [(old, "old"), (trimmed, "trimmed"), (full, "full")]
-    monkeypatch.setattr(es_local, "_candidate_java_homes", lambda: candidates)
-    assert es_local.find_java().home == full
+    monkeypatch.setattr(java, "_candidate_java_homes", lambda: candidates)
+    assert es_local._find_java().home == full
 
 
 def test_find_java_says_what_each_candidate_lacks(tmp_path, monkeypatch):
     trimmed = write_jdk(tmp_path / "trimmed", 25, ("jdk.attach",))
     old = write_jdk(tmp_path / "old", 17, es_local.REQUIRED_JAVA_MODULES)
-    monkeypatch.setattr(es_local, "_candidate_java_homes", lambda: [(trimmed, "A"), (old, "B")])
+    monkeypatch.setattr(java, "_candidate_java_homes", lambda: [(trimmed, "A"), (old, "B")])
     with pytest.raises(LocalElasticsearchError) as error:
-        es_local.find_java()
+        es_local._find_java()
     message = str(error.value)
     assert "JDK 21+" in message
     assert "A: Java 25 without" in message
@@ -97,7 +97,7 @@ def test_bad_connection_options_are_named(kwargs, message, monkeypatch):
 
 def test_requests_are_encoded_with_orjson_when_installed():
     orjson = pytest.importorskip("orjson")
-    from es_scm.connection import client_from_env
+    from es_scm.elastic.connection import client_from_env
 
     client = client_from_env("http://127.0.0.1:1")
     serializer = client.transport.serializers.get_serializer("application/x-ndjson")

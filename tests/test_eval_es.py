@@ -7,7 +7,7 @@ import uuid
 
 import pytest
 
-from es_scm.evaluation.cli import main
+from es_scm.cli import main
 
 pytestmark = pytest.mark.integration
 
@@ -76,5 +76,5 @@ def test_unreachable_cluster_is_a_one_line_error(shared_data, capsys):
     ])  # fmt: skip
     assert status == 1
     err = capsys.readouterr().err.strip()
-    assert err.startswith("es-scm eval: error:")
+    assert err.startswith("es-scm: error:")
     assert "\n" not in err

@@ -1,4 +1,4 @@
-"""es_scm.index's document sources (no server needed): what every document sends and stores."""
+"""The schema's vector codec (no server needed): what every document sends and stores."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import json
 import numpy as np
 import scipy.sparse as sp
 
-from es_scm.index import document_sources, stored_vector
+from es_scm.elastic.schema import encode_documents, stored_vector
 
 KEYS = np.array([str(i) for i in range(6)], dtype=object)
 
@@ -16,9 +16,9 @@ def test_sources_hold_the_normalized_vectors_keyed_by_term_id() -> None:
     weights = sp.csr_matrix(
         np.array([[0.0, 2.0, 0.0, 1.0, 0.0, 0.0], [0.0] * 6, [3.0, 0.0, 0.0, 0.0, 0.0, 4.0]])
     )
-    norms = np.array([2.5, 0.0, 7.0])
-    sources = document_sources(
-        ["b d", "the", "a f"], weights, norms, [None, {"lang": "en"}, None], KEYS
+    normalized = sp.csr_matrix(weights.multiply(1.0 / np.array([[2.5], [1.0], [7.0]])))
+    sources = encode_documents(
+        ["b d", "the", "a f"], normalized, [None, {"lang": "en"}, None], KEYS
     )
     assert sources[0] == {"text": "b d", "scm": {"empty": False, "vector": {"1": 0.8, "3": 0.4}}}
     assert sources[1] == {"text": "the", "scm": {"empty": True}, "metadata": {"lang": "en"}}
@@ -28,14 +28,14 @@ def test_sources_hold_the_normalized_vectors_keyed_by_term_id() -> None:
 def test_stored_vectors_come_back_bit_for_bit_through_json() -> None:
     rng = np.random.default_rng(5)
     dense = rng.random((20, 6)) * (rng.random((20, 6)) < 0.5)
-    weights = sp.csr_matrix(dense)
     norms = np.linalg.norm(dense, axis=1) * 1.3
-    sources = document_sources(["t"] * 20, weights, norms, [None] * 20, KEYS)
+    scaled = dense / np.where(norms > 0, norms, 1.0)[:, None]
+    sources = encode_documents(["t"] * 20, sp.csr_matrix(scaled), [None] * 20, KEYS)
     for row, source in enumerate(sources):
         ids, values = stored_vector(json.loads(json.dumps(source)))
         expected = np.flatnonzero(dense[row])
         np.testing.assert_array_equal(ids, expected)
-        np.testing.assert_array_equal(values, dense[row, expected] / norms[row])
+        np.testing.assert_array_equal(values, scaled[row, expected])
 
 
 def test_an_empty_source_has_an_empty_vector() -> None:

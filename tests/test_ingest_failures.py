@@ -13,9 +13,9 @@ from collections.abc import Iterator
 import pytest
 
 from es_scm import SoftCosineModel
-from es_scm.connection import client_from_env
-from es_scm.es_local import LocalElasticsearch
-from es_scm.index import SCMIndex
+from es_scm.elastic import SCMIndex
+from es_scm.elastic.connection import client_from_env
+from es_scm.tools.es_local import LocalElasticsearch
 
 pytestmark = pytest.mark.integration
 

@@ -13,7 +13,8 @@ from es_scm.evaluation.metrics import (
     reciprocal_rank,
     semeval_scores,
 )
-from es_scm.evaluation.trec import evaluate_runs, interpolate_scores, min_max
+from es_scm.evaluation.trec import evaluate_runs
+from es_scm.fusion import interpolate_scores, min_max
 
 DEV_GOLD = "semeval2016-task3/SemEval2016-Task3-CQA-QL-dev.xml.subtaskB.relevancy"
 
@@ -59,7 +60,7 @@ def test_rank_candidates_is_stable_on_ties_and_rounds_noise():
 
 
 def test_official_ir_baseline_on_2016_dev(shared_data):
-    from es_scm.evaluation.semeval import read_gold
+    from es_scm.evaluation.semeval_data import read_gold
 
     gold = read_gold(shared_data / DEV_GOLD)
     assert len(gold) == 50

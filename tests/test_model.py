@@ -11,12 +11,11 @@ import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from es_scm.embeddings import WordEmbeddings
 from es_scm.model import SoftCosineModel
-from es_scm.termsim import TermSimilarityMatrix
-from es_scm.text import Tokenizer
-from es_scm.vocabulary import Vocabulary
-from es_scm.weighting import TermWeighting
+from es_scm.model.text import Tokenizer
+from es_scm.model.vocabulary import Vocabulary
+from es_scm.model.weighting import TermWeighting
+from es_scm.similarity import TermSimilarityMatrix, WordEmbeddings
 
 NEWSPAPERS = ["saint paul tribune", "saint paul post", "willmar west tribune"]
 RAW = TermWeighting(tf="raw", idf="none")
@@ -363,3 +362,80 @@ def test_counts_equal_tokenize_then_to_counts(tokenizer, texts) -> None:
     assert fast.shape == slow.shape
     assert (fast != slow).nnz == 0
     assert fast.has_sorted_indices
+
+
+# -- how S was built, the weighting spec, the defaults ------------------------------------------
+
+
+def test_model_json_records_how_S_was_built(tmp_path):
+    model = romans(nonzero_limit=3, threshold=0.1, exponent=4.0, dominant=True)
+    saved = json.loads((model.save(tmp_path / "m") / "model.json").read_text(encoding="utf-8"))
+    assert saved["similarity"] == {
+        "source": "embeddings",
+        "embeddings": {"name": "array", "words": 5, "dim": 4},
+        "terms_with_vectors": 5,
+        "nonzero_limit": 3,
+        "threshold": 0.1,
+        "exponent": 4.0,
+        "symmetric": True,
+        "dominant": True,
+        "neighbors": "terms",
+        "column_order": "rarest",
+    }
+    assert SoftCosineModel.load(tmp_path / "m").similarity_matrix.build_info == saved["similarity"]
+
+
+def test_build_info_of_a_combination_names_its_parts():
+    pytest.importorskip("rapidfuzz")
+    info = romans(levenshtein=0.3).similarity_matrix.build_info
+    assert info["source"] == "combination"
+    assert [(part["weight"], part["source"]) for part in info["parts"]] == [
+        (pytest.approx(0.7), "embeddings"),
+        (pytest.approx(0.3), "levenshtein"),
+    ]
+
+
+def test_weightings_are_accepted_as_specs():
+    by_spec = romans(document_weighting="bm25:k1=0.9,b=0.4", query_weighting="binary-none")
+    assert by_spec.document_weighting == TermWeighting.bm25(k1=0.9, b=0.4)
+    assert by_spec.query_weighting == TermWeighting(tf="binary", idf="none")
+    assert by_spec.describe()["document_weighting"] == "bm25:k1=0.9,b=0.4"
+    with pytest.raises(ValueError, match="bad weighting 'fancy-idf'"):
+        romans(document_weighting="fancy-idf")
+
+
+def test_default_weighting_is_the_same_at_every_layer():
+    from es_scm.defaults import DEFAULT_WEIGHTING
+
+    model = SoftCosineModel.build(ROMANS)
+    assert model.document_weighting == TermWeighting() == TermWeighting.from_spec(DEFAULT_WEIGHTING)
+    assert model.query_weighting == model.document_weighting
+    bm25 = SoftCosineModel.build(ROMANS, document_weighting="bm25")
+    assert bm25.query_weighting == TermWeighting.from_spec(DEFAULT_WEIGHTING)
+
+
+def test_unknown_build_options_are_refused():
+    with pytest.raises(TypeError, match="nonzero_limt"):
+        romans(nonzero_limt=5)
+    with pytest.raises(ValueError, match="neighbors must be one of"):
+        romans(neighbors="everything")
+
+
+def test_brute_force_search_equals_the_scm_of_every_document():
+    from es_scm.model import BruteForceSearch
+
+    model = romans(document_weighting="log-smooth")
+    ids = [f"d{i}" for i in range(len(ROMANS))]
+    brute = BruteForceSearch(model, ids, ROMANS)
+    documents = model.vectorize_many(ROMANS, role="document")
+    for query in ("Caesar killed", "dead Antony", "Capitol", "nothing known"):
+        x = model.vectorize(query, role="query")
+        expected = np.atleast_1d(
+            model.similarity_matrix.inner_product(x, documents, normalized=(True, True))
+        )
+        np.testing.assert_allclose(brute.scores(query), expected, rtol=1e-12, atol=1e-15)
+        ranked = brute.search(query, k=2)
+        positive = [(ids[i], expected[i]) for i in np.argsort(-expected, kind="stable")]
+        assert [i for i, _ in ranked] == [i for i, s in positive if s > 0][:2]
+    with pytest.raises(ValueError, match="k must be"):
+        brute.search("Caesar", k=0)

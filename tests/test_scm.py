@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from scipy import sparse
 
-from es_scm import scm
+from es_scm.similarity import scm, theorems
 
 # Three terms; terms 0 and 1 are similar (0.5), term 2 is unrelated.
 S3 = np.array(
@@ -345,7 +345,7 @@ def test_orthonormal_basis_factors_S():
     rng = np.random.default_rng(11)
     n = 60
     S = random_similarity(rng, n, density=0.05)
-    basis = scm.orthonormal_basis(sparse.csc_matrix(S))
+    basis = theorems.orthonormal_basis(sparse.csc_matrix(S))
     assert sorted(basis.perm.tolist()) == list(range(n))
     F = basis.factor.toarray()
     np.testing.assert_allclose(F, np.tril(F))  # lower triangular
@@ -354,12 +354,12 @@ def test_orthonormal_basis_factors_S():
     np.testing.assert_allclose(E @ E.T, S, atol=1e-12)
     assert basis.bandwidth <= n - 1
     X, Y = random_corpus(rng, 5, n), random_corpus(rng, 6, n)
-    transformed_X = scm.to_orthonormal(basis, X)
-    transformed_Y = scm.to_orthonormal(basis, sparse.csr_matrix(Y))
+    transformed_X = theorems.to_orthonormal(basis, X)
+    transformed_Y = theorems.to_orthonormal(basis, sparse.csr_matrix(Y))
     assert isinstance(transformed_X, np.ndarray)
     assert sparse.issparse(transformed_Y)
     np.testing.assert_allclose(transformed_X @ transformed_Y.T.toarray(), X @ S @ Y.T, atol=1e-12)
-    vector = scm.to_orthonormal(basis, X[0])
+    vector = theorems.to_orthonormal(basis, X[0])
     assert vector.shape == (n,)
     assert vector @ vector == pytest.approx(X[0] @ S @ X[0])
 
@@ -371,7 +371,7 @@ def test_orthonormal_basis_of_a_banded_matrix_has_no_fill_outside_the_band():
     tridiagonal = np.eye(n) + 0.3 * (np.eye(n, k=1) + np.eye(n, k=-1))
     order = np.random.default_rng(5).permutation(n)
     S = tridiagonal[np.ix_(order, order)]
-    basis = scm.orthonormal_basis(sparse.csr_matrix(S))
+    basis = theorems.orthonormal_basis(sparse.csr_matrix(S))
     assert basis.bandwidth == 1
     assert basis.factor.nnz == 2 * n - 1
     E = basis.E.toarray()
@@ -380,15 +380,15 @@ def test_orthonormal_basis_of_a_banded_matrix_has_no_fill_outside_the_band():
 
 def test_orthonormal_basis_errors():
     with pytest.raises(ValueError, match="not symmetric"):
-        scm.orthonormal_basis(np.array([[1.0, 0.2], [0.0, 1.0]]))
+        theorems.orthonormal_basis(np.array([[1.0, 0.2], [0.0, 1.0]]))
     with pytest.raises(ValueError, match="not positive definite"):
-        scm.orthonormal_basis(np.array([[1.0, 2.0], [2.0, 1.0]]))  # eigenvalues 3, -1
+        theorems.orthonormal_basis(np.array([[1.0, 2.0], [2.0, 1.0]]))  # eigenvalues 3, -1
     with pytest.raises(ValueError, match="not positive definite"):
-        scm.orthonormal_basis(np.array([[1.0, 1.0], [1.0, 1.0]]))  # singular
+        theorems.orthonormal_basis(np.array([[1.0, 1.0], [1.0, 1.0]]))  # singular
     with pytest.raises(ValueError, match="not positive definite"):
-        scm.orthonormal_basis(np.diag([1.0, 0.0, 1.0]))
+        theorems.orthonormal_basis(np.diag([1.0, 0.0, 1.0]))
     with pytest.raises(ValueError, match="max_band_entries"):
-        scm.orthonormal_basis(np.full((10, 10), 0.05) + np.eye(10), max_band_entries=50)
+        theorems.orthonormal_basis(np.full((10, 10), 0.05) + np.eye(10), max_band_entries=50)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -401,11 +401,11 @@ def test_theorem_4_1_dot_product_equals_inner_product():
     n = 30
     S = rng.random((n, n)) * (rng.random((n, n)) < 0.2) + np.eye(n)  # asymmetric, arbitrary
     X, Y = random_corpus(rng, 3, n), random_corpus(rng, 8, n)
-    queries, documents = scm.dot_product_transform(sparse.csc_matrix(S), X, Y)
+    queries, documents = theorems.dot_product_transform(sparse.csc_matrix(S), X, Y)
     np.testing.assert_allclose((queries @ documents.T).toarray(), X @ S @ Y.T, atol=1e-12)
     np.testing.assert_allclose(documents.toarray(), Y)
-    assert scm.dot_product_transform(S, None, Y)[0] is None
-    assert scm.dot_product_transform(S, X)[1] is None
+    assert theorems.dot_product_transform(S, None, Y)[0] is None
+    assert theorems.dot_product_transform(S, X)[1] is None
 
 
 def test_theorem_4_2_dot_product_is_scm_times_query_norm():
@@ -413,7 +413,7 @@ def test_theorem_4_2_dot_product_is_scm_times_query_norm():
     n = 30
     S = random_similarity(rng, n)
     X, Y = random_corpus(rng, 3, n), random_corpus(rng, 8, n)
-    queries, documents = scm.scm_dot_product_transform(sparse.csc_matrix(S), X, Y)
+    queries, documents = theorems.scm_dot_product_transform(sparse.csc_matrix(S), X, Y)
     query_norms = np.sqrt(np.einsum("ij,jk,ik->i", X, S, X))
     np.testing.assert_allclose(
         (queries @ documents.T).toarray(), dense_scm(S, X, Y) * query_norms[:, None], atol=1e-12
@@ -426,7 +426,7 @@ def test_theorem_4_3_cosine_is_scm_times_a_query_constant():
     S = random_similarity(rng, n)
     X, Y = random_corpus(rng, 3, n), random_corpus(rng, 8, n)
     Y[4] = 0.0
-    queries, documents = scm.scm_cosine_transform(sparse.csr_matrix(S), X, Y)
+    queries, documents = theorems.scm_cosine_transform(sparse.csr_matrix(S), X, Y)
     assert queries.shape == (3, n + 1)
     assert documents.shape == (8, n + 1)
     q, d = queries.toarray(), documents.toarray()
@@ -442,4 +442,4 @@ def test_theorem_4_3_rejects_documents_outside_the_unit_ball():
     # S with a diagonal below one gives ‖y/√(yᵀSy)‖ > 1: no real extra coordinate.
     S = np.diag([0.5, 0.5])
     with pytest.raises(ValueError, match=r"Theorem 4\.3"):
-        scm.scm_cosine_transform(S, None, np.array([[1.0, 1.0]]))
+        theorems.scm_cosine_transform(S, None, np.array([[1.0, 1.0]]))

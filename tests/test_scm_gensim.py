@@ -27,7 +27,7 @@ gensim_termsim = pytest.importorskip("gensim.similarities.termsim")
 gensim_corpora = pytest.importorskip("gensim.corpora")
 gensim_matutils = pytest.importorskip("gensim.matutils")
 
-from es_scm import scm  # noqa: E402
+from es_scm.similarity import scm  # noqa: E402
 
 SparseTermSimilarityMatrix = gensim_termsim.SparseTermSimilarityMatrix
 UniformTermSimilarityIndex = gensim_termsim.UniformTermSimilarityIndex

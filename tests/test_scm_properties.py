@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 from scipy import sparse
 
-from es_scm import scm
+from es_scm.similarity import scm, theorems
 
 SETTINGS = settings(
     max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True
@@ -128,7 +128,7 @@ def test_scm_is_invariant_to_positive_scaling(case, a, b, other_side):
 def test_theorem_4_2_preserves_the_ranking(case):
     S, x, Y = case
     scms = scm.inner_product(S, x, Y, (True, True))
-    queries, documents = scm.scm_dot_product_transform(S, x, Y)
+    queries, documents = theorems.scm_dot_product_transform(S, x, Y)
     dots = (queries @ documents.T).toarray().ravel()
     # x'ᵀy' = √(xᵀSx) · SCM(x, y)
     assert np.allclose(dots, np.sqrt(x @ S @ x) * scms, rtol=1e-9, atol=1e-12)
@@ -140,7 +140,7 @@ def test_theorem_4_2_preserves_the_ranking(case):
 def test_theorem_4_3_preserves_the_ranking(case):
     S, x, Y = case  # non-negative S with a unit diagonal, non-negative documents
     scms = scm.inner_product(S, x, Y, (True, True))
-    queries, documents = scm.scm_cosine_transform(sparse.csc_matrix(S), x, Y)
+    queries, documents = theorems.scm_cosine_transform(sparse.csc_matrix(S), x, Y)
     q, D = queries.toarray()[0], documents.toarray()
     assert np.isclose(np.linalg.norm(q), 1.0)
     assert np.allclose(np.linalg.norm(D, axis=1), 1.0)
@@ -152,11 +152,11 @@ def test_theorem_4_3_preserves_the_ranking(case):
 @given(problem(signed=True, documents=3), st.integers(0, 2**32 - 1))
 def test_theorem_3_2_orthonormal_basis_identity(case, seed):
     S, x, Y = case
-    basis = scm.orthonormal_basis(sparse.csc_matrix(S))
+    basis = theorems.orthonormal_basis(sparse.csc_matrix(S))
     E = basis.E.toarray()
     assert np.allclose(E @ E.T, S, atol=1e-10)
-    transformed_x = scm.to_orthonormal(basis, x)
-    transformed_Y = scm.to_orthonormal(basis, Y)
+    transformed_x = theorems.to_orthonormal(basis, x)
+    transformed_Y = theorems.to_orthonormal(basis, Y)
     # the dot product in the orthonormal basis is the soft inner product xᵀSy
     assert np.allclose(transformed_Y @ transformed_x, Y @ S @ x, atol=1e-9)
     assert np.allclose(transformed_Y @ transformed_x, scm.inner_product(S, Y, x), atol=1e-9)
@@ -167,9 +167,10 @@ def test_theorem_3_2_orthonormal_basis_identity(case, seed):
     assert np.allclose(cosine, scm.inner_product(S, Y, x, (True, True)), atol=1e-9)
     # a random symmetric relabelling of the terms gives the same inner products
     order = np.random.default_rng(seed).permutation(len(x))
-    relabelled = scm.orthonormal_basis(sparse.csr_matrix(S[np.ix_(order, order)]))
+    relabelled = theorems.orthonormal_basis(sparse.csr_matrix(S[np.ix_(order, order)]))
     assert np.allclose(
-        scm.to_orthonormal(relabelled, Y[:, order]) @ scm.to_orthonormal(relabelled, x[order]),
+        theorems.to_orthonormal(relabelled, Y[:, order])
+        @ theorems.to_orthonormal(relabelled, x[order]),
         Y @ S @ x,
         atol=1e-9,
     )

@@ -9,16 +9,11 @@ import numpy as np
 import pytest
 
 from es_scm import SoftCosineModel
-from es_scm.embeddings import WordEmbeddings
+from es_scm.elastic import IndexNotFoundError, ModelMismatchError, SCMIndex
+from es_scm.elastic.schema import index_mapping, stored_vector
 from es_scm.evaluation.collections import read_cranfield
-from es_scm.index import (
-    IndexNotFoundError,
-    ModelMismatchError,
-    SCMIndex,
-    index_mapping,
-    stored_vector,
-)
-from es_scm.search import brute_force_search
+from es_scm.model import BruteForceSearch
+from es_scm.similarity import WordEmbeddings
 
 pytestmark = pytest.mark.integration
 
@@ -42,9 +37,9 @@ def cranfield_model(cranfield, glove):
 
 @pytest.fixture(scope="session")
 def cranfield_reference(cranfield, cranfield_model):
-    ids = list(cranfield.documents)
-    vectors = cranfield_model.vectorize_many(cranfield.documents.values(), role="document")
-    return ids, vectors
+    return BruteForceSearch(
+        cranfield_model, list(cranfield.documents), cranfield.documents.values()
+    )
 
 
 def cranfield_documents(cranfield):
@@ -65,10 +60,9 @@ def cranfield_index(es_client, cranfield, cranfield_model):
 def test_exact_equals_brute_force_on_every_cranfield_query(
     cranfield, cranfield_model, cranfield_reference, cranfield_index
 ):
-    ids, vectors = cranfield_reference
     recalls = []
     for query in cranfield.queries.values():
-        expected = brute_force_search(cranfield_model, ids, vectors, query, K)
+        expected = cranfield_reference.search(query, K)
         exact = cranfield_index.search(query, K, mode="exact")
         assert exact.exact_guarantee, exact.notes
         assert exact.ids() == [doc_id for doc_id, _ in expected], query
@@ -78,6 +72,16 @@ def test_exact_equals_brute_force_on_every_cranfield_query(
         recalls.append(len(set(native.ids()) & set(exact.ids())) / len(expected))
     assert len(recalls) == 225
     assert np.mean(recalls) >= 0.99
+
+
+def test_native_score_is_elasticsearchs_scm_in_every_mode(cranfield, cranfield_index):
+    query = cranfield.queries["7"]
+    native = {h.id: h for h in cranfield_index.search(query, 20, mode="native")}
+    exact = cranfield_index.search(query, 10, mode="exact")
+    assert all(hit.native_score == hit.score for hit in native.values())
+    for hit in exact:  # the same estimate of the same SCM, next to the exact score
+        assert hit.native_score == pytest.approx(native[hit.id].native_score, rel=1e-12)
+    assert all(hit.native_score is None for hit in cranfield_index.rescore(query, ids=["1"]))
 
 
 def test_native_scores_approximate_the_scm_from_below(cranfield, cranfield_index):
@@ -91,9 +95,8 @@ def test_native_scores_approximate_the_scm_from_below(cranfield, cranfield_index
 def test_paging_matches_brute_force(
     cranfield, cranfield_model, cranfield_reference, cranfield_index
 ):
-    ids, vectors = cranfield_reference
     query = cranfield.queries["2"]
-    expected = brute_force_search(cranfield_model, ids, vectors, query, 30)
+    expected = cranfield_reference.search(query, 30)
     page = cranfield_index.search(query, 10, mode="exact", from_=20)
     assert page.ids() == [doc_id for doc_id, _ in expected[20:30]]
 
@@ -150,8 +153,7 @@ def test_a_ten_thousand_term_query(
 ):
     words = " ".join(cranfield.documents.values()).split()
     query = " ".join(words[:10_000])
-    ids, vectors = cranfield_reference
-    expected = brute_force_search(cranfield_model, ids, vectors, query, K)
+    expected = cranfield_reference.search(query, K)
     result = cranfield_index.search(query, K)
     assert result.ids() == [doc_id for doc_id, _ in expected]
     pruned = SCMIndex(
@@ -196,9 +198,9 @@ def test_edge_documents(es_client, index_name, cranfield_model):
 
 def test_bad_documents_are_named(es_client, index_name, cranfield_model):
     index = SCMIndex(es_client, index_name, cranfield_model)
-    with pytest.raises(ValueError, match="has no 'id'"):
+    with pytest.raises(ValueError, match="needs an 'id'"):
         index.index_documents([{"text": "no id"}])
-    with pytest.raises(ValueError, match="no 'text'"):
+    with pytest.raises(ValueError, match="needs a 'text'"):
         index.index_documents([{"id": "1"}])
 
 
@@ -225,10 +227,10 @@ def test_the_index_keeps_the_exact_vectors_in_source(
     doc_id, text = next(iter(cranfield.documents.items()))
     source = es_client.get(index=cranfield_index.name, id=doc_id)["_source"]
     weights = cranfield_model.vectorize(text, role="document")
-    norm = cranfield_model.similarity_matrix.soft_norm(weights)
+    normalized = cranfield_model.similarity_matrix.normalize(weights)  # Theorem 4.2's y'
     ids, values = stored_vector(source)
-    np.testing.assert_array_equal(ids, weights.indices)
-    np.testing.assert_array_equal(values, weights.data / norm)  # bit for bit, not 9 bits
+    np.testing.assert_array_equal(ids, normalized.indices)
+    np.testing.assert_array_equal(values, normalized.data)  # bit for bit, not 9 bits
 
 
 def test_an_index_of_another_schema_version_is_refused(es_client, index_name, cranfield_model):

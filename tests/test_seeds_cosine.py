@@ -11,9 +11,9 @@ import math
 import numpy as np
 import pytest
 
-from es_scm.text import Tokenizer
-from es_scm.vocabulary import Vocabulary
-from es_scm.weighting import TermWeighting
+from es_scm.model.text import Tokenizer
+from es_scm.model.vocabulary import Vocabulary
+from es_scm.model.weighting import TermWeighting
 
 
 def cosine(x, y) -> float:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from es_scm.evaluation import semeval
+from es_scm.evaluation import semeval, semeval_data
 
 DEV = "semeval2016-task3/SemEval2016-Task3-CQA-QL-dev.xml"
 GOLD = DEV + ".subtaskB.relevancy"
@@ -12,7 +12,7 @@ GOLD = DEV + ".subtaskB.relevancy"
 
 @pytest.fixture(scope="module")
 def dev(shared_data):
-    return semeval.read_semeval_xml(shared_data / DEV)
+    return semeval_data.read_semeval_xml(shared_data / DEV)
 
 
 def test_reader_on_the_dev_file(dev):
@@ -31,7 +31,7 @@ def test_reader_on_the_dev_file(dev):
 
 
 def test_gold_file_agrees_with_the_xml_labels(dev, shared_data):
-    gold = semeval.read_gold(shared_data / GOLD)
+    gold = semeval_data.read_gold(shared_data / GOLD)
     assert len(gold) == 50
     assert sum(len(rows) for rows in gold.values()) == 500
     for question in dev:
@@ -41,7 +41,7 @@ def test_gold_file_agrees_with_the_xml_labels(dev, shared_data):
 
 def test_ir_baseline_from_xml_and_gold(shared_data):
     for gold in ([], [shared_data / GOLD]):
-        questions = semeval.read_semeval([shared_data / DEV], gold)
+        questions = semeval_data.read_semeval([shared_data / DEV], gold)
         report = semeval.evaluate(questions, {"ir": semeval.ir_baseline_scores(questions)})
         assert round(report.methods["ir"]["MAP"], 2) == 71.35
 
@@ -50,15 +50,15 @@ def test_reader_errors(tmp_path):
     bad = tmp_path / "bad.xml"
     bad.write_text("<xml><Other/></xml>")
     with pytest.raises(ValueError, match="no OrgQuestion"):
-        semeval.read_semeval_xml(bad)
+        semeval_data.read_semeval_xml(bad)
     gold = tmp_path / "gold"
     gold.write_text("Q1\tQ1_R1\t1\n")
     with pytest.raises(ValueError, match="5 columns"):
-        semeval.read_gold(gold)
+        semeval_data.read_gold(gold)
 
 
 def test_identity_scm_equals_tfidf_cosine(shared_data):
-    questions = semeval.read_semeval([shared_data / DEV])[:10]
+    questions = semeval_data.read_semeval([shared_data / DEV])[:10]
     model = semeval.build_model(questions)  # no embeddings: S = I
     cosine = semeval.cosine_scores(model, questions)
     scm = semeval.local_scm_scores(model, questions)
@@ -67,11 +67,15 @@ def test_identity_scm_equals_tfidf_cosine(shared_data):
 
 
 def test_clean_text():
-    assert semeval.clean_text("see http://x.y/z <b>now</b>").split() == ["see", "url_token", "now"]
+    assert semeval_data.clean_text("see http://x.y/z <b>now</b>").split() == [
+        "see",
+        "url_token",
+        "now",
+    ]
 
 
 def test_local_command(shared_data, capsys, tmp_path):
-    from es_scm.evaluation.cli import main
+    from es_scm.cli import main
 
     out = tmp_path / "dev.json"
     status = main([
@@ -85,10 +89,10 @@ def test_local_command(shared_data, capsys, tmp_path):
 
 
 def test_command_error_is_one_line(capsys, tmp_path):
-    from es_scm.evaluation.cli import main
+    from es_scm.cli import main
 
     status = main(["eval", "semeval", "--xml", str(tmp_path / "missing.xml"), "--no-es"])
     assert status == 1
     err = capsys.readouterr().err.strip()
-    assert err.startswith("es-scm eval: error:")
+    assert err.startswith("es-scm: error:")
     assert "\n" not in err

@@ -8,9 +8,7 @@ import numpy as np
 import pytest
 from scipy import sparse
 
-from es_scm import scm
-from es_scm.embeddings import WordEmbeddings
-from es_scm.termsim import TermSimilarityMatrix
+from es_scm.similarity import TermSimilarityMatrix, WordEmbeddings, scm
 
 N_WORDS, DIM = 300, 20
 
@@ -82,6 +80,7 @@ def test_from_embeddings_equals_gensim(
         symmetric=symmetric,
         dominant=dominant,
         document_frequencies=frequencies,
+        neighbors="gensim",
     )
     _assert_same_matrix(ours.matrix, expected)
     assert ours.matrix.dtype == np.float32
@@ -107,9 +106,23 @@ def test_threshold_and_exponent_equal_gensim(
     expected = SparseTermSimilarityMatrix(index, dictionary, nonzero_limit=10).matrix
     terms = [dictionary[i] for i in range(len(dictionary))]
     ours = TermSimilarityMatrix.from_embeddings(
-        terms, embeddings, nonzero_limit=10, threshold=threshold, exponent=exponent
+        terms,
+        embeddings,
+        nonzero_limit=10,
+        threshold=threshold,
+        exponent=exponent,
+        neighbors="gensim",
     )
     _assert_same_matrix(ours.matrix, expected)
+    plain = TermSimilarityMatrix.from_embeddings(
+        terms,
+        embeddings,
+        nonzero_limit=10,
+        threshold=threshold,
+        exponent=exponent,
+        neighbors="vocabulary",
+    )
+    assert plain.allclose(ours, rtol=1e-5, atol=1e-6)  # gensim's neighbours, BLAS arithmetic
 
 
 def test_gensim_keyed_vectors_are_accepted(embeddings: WordEmbeddings) -> None:
@@ -212,7 +225,9 @@ def test_terms_mode_is_brute_force_top_k(embeddings: WordEmbeddings) -> None:
 
 def test_terms_mode_fills_budgets_better_than_vocabulary_mode(embeddings: WordEmbeddings) -> None:
     terms = embeddings.words[::5]
-    vocabulary = TermSimilarityMatrix.from_embeddings(terms, embeddings, nonzero_limit=5)
+    vocabulary = TermSimilarityMatrix.from_embeddings(
+        terms, embeddings, nonzero_limit=5, neighbors="vocabulary"
+    )
     in_terms = TermSimilarityMatrix.from_embeddings(
         terms, embeddings, nonzero_limit=5, neighbors="terms"
     )

@@ -1,4 +1,4 @@
-"""Tests for es_scm.text.Tokenizer."""
+"""Tests for es_scm.model.text.Tokenizer."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from es_scm.text import DEFAULT_TOKEN_PATTERN, Tokenizer, english_stop_words
+from es_scm.model.text import DEFAULT_TOKEN_PATTERN, Tokenizer, english_stop_words
 
 
 def shout_split(text: str) -> list[str]:

@@ -1,4 +1,4 @@
-"""Tests for es_scm.weighting.TermWeighting; expected values are written out by hand."""
+"""Tests for es_scm.model.weighting.TermWeighting; expected values are written out by hand."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from es_scm.vocabulary import Vocabulary
-from es_scm.weighting import TermWeighting
+from es_scm.model.vocabulary import Vocabulary
+from es_scm.model.weighting import TermWeighting
 
 # N = 4; df: a=3, b=2, c=2, d=1 (ids 0..3); cf: a=5, b=2, c=3, d=1, so avgdl = 11 / 4
 DOCS = [["a", "a", "a", "b"], ["a", "c"], ["a", "b", "c", "c"], ["d"]]
@@ -230,3 +230,35 @@ def test_bad_parameters_name_the_value(kwargs, bad):
     name = next(iter(kwargs))
     with pytest.raises(ValueError, match=rf"{name} must .*got {re.escape(bad)}"):
         TermWeighting(**kwargs)
+
+
+@pytest.mark.parametrize(
+    ("spec", "expected"),
+    [
+        ("log-smooth", TermWeighting(tf="log", idf="smooth")),
+        ("raw-natural", TermWeighting(tf="raw", idf="natural")),
+        (" BM25 ", TermWeighting.bm25()),
+        ("bm25:k1=0.9,b=0.4", TermWeighting.bm25(k1=0.9, b=0.4)),
+        ("log-none:log_base=10", TermWeighting(tf="log", idf="none", log_base=10)),
+        ("augmented-log2:augmentation=0.25", TermWeighting("augmented", "log2", augmentation=0.25)),
+    ],
+)
+def test_weighting_specs_round_trip(spec: str, expected: TermWeighting) -> None:
+    weighting = TermWeighting.from_spec(spec)
+    assert weighting == expected
+    assert TermWeighting.from_spec(weighting.to_spec()) == weighting
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ("raw:natural", "unknown scheme 'raw'"),
+        ("log-smooth:k1=2", "unknown option 'k1'"),
+        ("bm25:k1=x", "k1 must be a number"),
+        ("bm25:b=2", "b must be a real number in"),
+        ("tfidf", "unknown scheme"),
+    ],
+)
+def test_bad_weighting_specs_say_what_is_wrong(spec: str, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        TermWeighting.from_spec(spec)

@@ -1,13 +1,6 @@
 """SemEval-2016/2017 Task 3 subtask B (question–question similarity ranking) through es-scm.
 
-Data
-    The task's English XML (``SemEval2016-Task3-CQA-QL-*.xml``) holds ``<OrgQuestion ORGQ_ID=…>``
-    elements, each with one ``<Thread>`` whose ``<RelQuestion>`` carries ``RELQ_ID``,
-    ``RELQ_RANKING_ORDER`` (the search engine's rank: the official IR baseline) and
-    ``RELQ_RELEVANCE2ORGQ`` ∈ {PerfectMatch, Relevant, Irrelevant}. An original question appears
-    once per related question (10 times), so elements are grouped by ``ORGQ_ID``. The gold file
-    ``*.subtaskB.relevancy`` has ``ORGQ_ID  RELQ_ID  rank  score  true|false`` (TAB separated);
-    ``true`` = PerfectMatch or Relevant, and columns 3–4 are the IR baseline.
+The data is read by :mod:`es_scm.evaluation.semeval_data`.
 
 Task
     Rank each original question's 10 related questions; a question's text is its subject and body
@@ -20,11 +13,11 @@ Methods (:func:`evaluate`)
     ``tfidf``        cos(Wx, Wy), the plain cosine of the model's weighted vectors (S = I);
     ``scm``          SCM(x, y) = (Wx)ᵀS(Wy) / (‖Wx‖_S ‖Wy‖_S), computed locally in Python;
     ``es-scm``       the same SCM through Elasticsearch: the related questions are indexed by
-                     :class:`es_scm.index.SCMIndex`, and each original question's 10 candidates are
-                     scored by :meth:`es_scm.search.Searcher.rescore` with ``ids=`` — the exact SCM
-                     of exactly those documents, computed from the exact vectors stored in
-                     Elasticsearch. (A restricted ``exact`` search would omit the candidates with no
-                     expanded term in common, whose SCM is 0; subtask B must rank all 10.)
+                     :class:`es_scm.elastic.SCMIndex`, and each original question's 10 candidates
+                     are scored by :meth:`es_scm.elastic.Searcher.rescore` with ``ids=`` — the
+                     exact SCM of exactly those documents, from the exact vectors stored in
+                     Elasticsearch. (A restricted ``exact`` search would omit the candidates with
+                     no expanded term in common, whose SCM is 0; subtask B must rank all 10.)
     ``es-scm-native`` Elasticsearch's own sparse-dot-product score x'ᵀq(y') / ‖Wx‖_S restricted
                      to the 10 ids (9-bit stored values, so ties and small swaps are possible);
     ``es-bm25``      Elasticsearch BM25: a ``match`` query on the ``text`` field, filtered to the
@@ -35,11 +28,9 @@ Methods (:func:`evaluate`)
 from __future__ import annotations
 
 import json
-import re
 import time
 import uuid
-import xml.etree.ElementTree as ElementTree
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -53,26 +44,20 @@ from es_scm.evaluation.metrics import (
     reciprocal_rank,
     semeval_scores,
 )
-from es_scm.evaluation.trec import interpolate_scores
+from es_scm.evaluation.semeval_data import OriginalQuestion, clean_text
+from es_scm.fusion import interpolate_scores
 
 __all__ = [
     "METHOD_LABELS",
-    "OriginalQuestion",
-    "RelatedQuestion",
     "SemEvalReport",
-    "apply_gold",
     "build_model",
-    "clean_text",
     "cosine_scores",
     "elasticsearch_scores",
     "evaluate",
     "local_scm_scores",
-    "read_gold",
-    "read_semeval",
-    "read_semeval_xml",
+    "run_all",
 ]
 
-RELEVANT_LABELS = frozenset({"PerfectMatch", "Relevant"})
 METHOD_LABELS = {
     "ir-baseline": "IR baseline (official, gold columns 3–4)",
     "tfidf": "TF-IDF cosine (local)",
@@ -84,192 +69,6 @@ METHOD_LABELS = {
 }
 
 Scores = dict[str, dict[str, float]]  # question id -> candidate id -> score
-
-_URL = re.compile(r"https?://\S+")
-_TAG = re.compile(r"<[^<>]+(>|$)")
-_IMG = re.compile(r"\[img_assist[^]]*?\]")
-
-
-@dataclass
-class RelatedQuestion:
-    """A related (candidate) question: its id, text, IR baseline rank and relevance."""
-
-    id: str
-    subject: str
-    body: str
-    rank: int
-    ir_score: float
-    relevant: bool
-    label: str = ""
-
-    @property
-    def text(self) -> str:
-        """Subject and body, the text the notebook ranks."""
-        return f"{self.subject}\n{self.body}"
-
-
-@dataclass
-class OriginalQuestion:
-    """An original question with its candidates in the IR baseline's order (the gold file's)."""
-
-    id: str
-    subject: str
-    body: str
-    related: list[RelatedQuestion] = field(default_factory=list)
-
-    @property
-    def text(self) -> str:
-        """Subject and body."""
-        return f"{self.subject}\n{self.body}"
-
-    @property
-    def candidate_ids(self) -> list[str]:
-        return [r.id for r in self.related]
-
-    def labels(self, ranking: Sequence[str]) -> list[bool]:
-        """The relevance labels of ``ranking`` (candidate ids, best first)."""
-        relevant = {r.id: r.relevant for r in self.related}
-        return [relevant[c] for c in ranking]
-
-
-# -- reading ----------------------------------------------------------------------------------
-
-
-def clean_text(text: str) -> str:
-    """Replace URLs by ``url_token`` and drop HTML tags and ``[img_assist …]`` (the notebook's)."""
-    text = _IMG.sub(" ", text)
-    text = _TAG.sub(" ", text)
-    return _URL.sub(" url_token ", text)
-
-
-def read_semeval_xml(path: str | Path) -> list[OriginalQuestion]:
-    """Read a SemEval-2016/2017 Task 3 English XML file (subtask B view).
-
-    Labels come from ``RELQ_RELEVANCE2ORGQ`` (PerfectMatch and Relevant are relevant); the IR
-    baseline score is 1 / ``RELQ_RANKING_ORDER`` as in the gold file. The DTD and CRLF line ends
-    of the dev file are handled by the XML parser.
-
-    Parameters
-    ----------
-    path : path
-        The XML file.
-
-    Returns
-    -------
-    list of OriginalQuestion
-        In file order, each with its related questions sorted by IR rank.
-    """
-    questions: dict[str, OriginalQuestion] = {}
-    try:
-        root = ElementTree.parse(path).getroot()
-    except ElementTree.ParseError as error:
-        raise ValueError(f"{path}: not a well-formed SemEval XML file: {error}") from error
-    for element in root.iter("OrgQuestion"):
-        qid = element.get("ORGQ_ID")
-        if not qid:
-            raise ValueError(f"{path}: an OrgQuestion without ORGQ_ID")
-        question = questions.get(qid)
-        if question is None:
-            question = OriginalQuestion(
-                qid, _text(element, "OrgQSubject"), _text(element, "OrgQBody")
-            )
-            questions[qid] = question
-        for related in element.iter("RelQuestion"):
-            rid = related.get("RELQ_ID") or ""
-            rank = int(related.get("RELQ_RANKING_ORDER") or 0)
-            label = related.get("RELQ_RELEVANCE2ORGQ") or ""
-            question.related.append(
-                RelatedQuestion(
-                    id=rid,
-                    subject=_text(related, "RelQSubject"),
-                    body=_text(related, "RelQBody"),
-                    rank=rank,
-                    ir_score=1.0 / rank if rank > 0 else 0.0,
-                    relevant=label in RELEVANT_LABELS,
-                    label=label,
-                )
-            )
-    if not questions:
-        raise ValueError(f"{path}: no OrgQuestion elements (is it a SemEval Task 3 file?)")
-    for question in questions.values():
-        question.related.sort(key=lambda r: r.rank)
-    return list(questions.values())
-
-
-def _text(element: ElementTree.Element, tag: str) -> str:
-    child = element.find(tag)
-    return " ".join((child.text or "").split()) if child is not None else ""
-
-
-def read_gold(path: str | Path) -> dict[str, list[tuple[str, int, float, bool]]]:
-    """Read a ``*.subtaskB.relevancy`` gold file.
-
-    Returns
-    -------
-    dict
-        ``ORGQ_ID -> [(RELQ_ID, rank, score, relevant), …]`` in file order.
-    """
-    gold: dict[str, list[tuple[str, int, float, bool]]] = {}
-    with open(path, encoding="utf-8") as lines:
-        for number, line in enumerate(lines, start=1):
-            parts = line.split()
-            if not parts:
-                continue
-            if len(parts) != 5 or parts[4] not in ("true", "false"):
-                raise ValueError(f"{path}:{number}: expected 5 columns ending in true|false")
-            gold.setdefault(parts[0], []).append(
-                (parts[1], int(parts[2]), float(parts[3]), parts[4] == "true")
-            )
-    return gold
-
-
-def apply_gold(
-    questions: list[OriginalQuestion], gold: Mapping[str, Sequence[tuple[str, int, float, bool]]]
-) -> list[OriginalQuestion]:
-    """Take labels, IR ranks/scores and candidate order from a gold file (in place; returned)."""
-    for question in questions:
-        if question.id not in gold:
-            raise ValueError(f"the gold file has no line for question {question.id}")
-        by_id = {r.id: r for r in question.related}
-        ordered = []
-        for rid, rank, score, relevant in gold[question.id]:
-            if rid not in by_id:
-                raise ValueError(
-                    f"the gold file's {rid} is not a related question of {question.id}"
-                )
-            related = by_id[rid]
-            related.rank, related.ir_score, related.relevant = rank, score, relevant
-            ordered.append(related)
-        if len(ordered) != len(by_id):
-            raise ValueError(
-                f"the gold file lists {len(ordered)} of {len(by_id)} for {question.id}"
-            )
-        question.related = ordered
-    return questions
-
-
-def read_semeval(
-    xml_paths: Iterable[str | Path], gold_paths: Iterable[str | Path] = ()
-) -> list[OriginalQuestion]:
-    """Read one or more XML files, then apply every gold file (matched by question id)."""
-    questions: list[OriginalQuestion] = []
-    seen: set[str] = set()
-    for path in xml_paths:
-        for question in read_semeval_xml(path):
-            if question.id in seen:
-                raise ValueError(f"question {question.id} appears in more than one file")
-            seen.add(question.id)
-            questions.append(question)
-    gold: dict[str, list[tuple[str, int, float, bool]]] = {}
-    for path in gold_paths:
-        gold.update(read_gold(path))
-    if gold:
-        covered = [q for q in questions if q.id in gold]
-        if not covered:
-            raise ValueError("the gold file(s) match no question of the XML file(s)")
-        apply_gold(covered, gold)
-    return questions
-
 
 # -- scoring ----------------------------------------------------------------------------------
 
@@ -312,21 +111,19 @@ def _per_question(questions: Sequence[OriginalQuestion], values: np.ndarray) -> 
 
 
 def cosine_scores(model: Any, questions: Sequence[OriginalQuestion]) -> Scores:
-    """cos(Wx, Wy) = (Wx)·(Wy) / (‖Wx‖₂ ‖Wy‖₂) (0 for an empty vector), the S = I baseline."""
+    """cos(Wx, Wy): the SCM with S = I, the plain cosine of the model's weighted vectors."""
+    from es_scm.similarity import TermSimilarityMatrix
+
     queries, documents = _vectors(model, questions)
-    dots = (queries @ documents.T).toarray()
-    qn = np.sqrt(np.asarray(queries.multiply(queries).sum(axis=1)).ravel())
-    dn = np.sqrt(np.asarray(documents.multiply(documents).sum(axis=1)).ravel())
-    with np.errstate(divide="ignore", invalid="ignore"):
-        values = dots / np.outer(qn, dn)
-    return _per_question(questions, np.nan_to_num(values))
+    identity = TermSimilarityMatrix.identity(model.terms)
+    values = identity.inner_product(queries, documents, normalized=(True, True))
+    return _per_question(questions, np.atleast_2d(values))
 
 
 def local_scm_scores(model: Any, questions: Sequence[OriginalQuestion]) -> Scores:
     """SCM(x, y) = (Wx)ᵀS(Wy) / (√((Wx)ᵀS(Wx)) √((Wy)ᵀS(Wy))) for every question–candidate pair."""
     queries, documents = _vectors(model, questions)
     values = model.similarity_matrix.inner_product(queries, documents, normalized=(True, True))
-    values = values.toarray() if sp.issparse(values) else np.asarray(values)
     return _per_question(questions, np.atleast_2d(values))
 
 
@@ -347,7 +144,8 @@ def elasticsearch_scores(
         index (``es-scm-eval-semeval-<random>`` unless named) is deleted afterwards unless
         ``keep_index``.
     """
-    from es_scm.index import TEXT_FIELD, SCMIndex
+    from es_scm.elastic import SCMIndex
+    from es_scm.elastic.schema import TEXT_FIELD
 
     name = index_name or f"es-scm-eval-semeval-{uuid.uuid4().hex[:10]}"
     index = SCMIndex(client, name, model)
@@ -367,20 +165,9 @@ def elasticsearch_scores(
             query = clean_text(question.text)
             result = searcher.rescore(query, ids=ids)
             exact[question.id] = {hit.id: hit.score for hit in result.hits}
-            expanded = searcher.expand(query)
-            native[question.id] = {}
-            if not expanded.empty:
-                response = client.search(
-                    index=name,
-                    query={
-                        "bool": {"must": expanded.es_query(), "filter": {"ids": {"values": ids}}}
-                    },
-                    size=len(ids),
-                    source=False,
-                )
-                native[question.id] = {
-                    h["_id"]: h["_score"] / expanded.norm for h in response["hits"]["hits"]
-                }
+            ids_filter = {"ids": {"values": ids}}
+            result = searcher.search(query, len(ids), mode="native", filter=ids_filter)
+            native[question.id] = {hit.id: hit.native_score for hit in result.hits}
             response = client.search(
                 index=name,
                 query={

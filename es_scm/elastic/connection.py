@@ -23,6 +23,7 @@ from typing import Any
 from elasticsearch import Elasticsearch
 
 DEFAULT_URL = "http://127.0.0.1:9200"
+DEFAULT_MAX_CLAUSES = 1024  # Lucene's historical limit, used when the cluster cannot be asked
 
 
 def connection_options(
@@ -143,3 +144,38 @@ def cluster_version(client: Elasticsearch) -> str:
     """
     nodes = client.nodes.info(filter_path="nodes.*.version")
     return next(iter(nodes["nodes"].values()))["version"]
+
+
+def version_tuple(version: str) -> tuple[int, ...]:
+    """``"9.2.1-SNAPSHOT"`` → ``(9, 2, 1)``."""
+    numbers = []
+    for part in version.split("-")[0].split(".")[:3]:
+        numbers.append(int(part) if part.isdigit() else 0)
+    return tuple(numbers)
+
+
+def cluster_max_clauses(client: Elasticsearch) -> int:
+    """The most clauses a query may have on every data node of the cluster.
+
+    Elasticsearch 8+ derives Lucene's clause limit from each node's heap and search thread pool
+    (``max(1024, heap_MB · 64 / search_threads)``, ``SearchUtils.calculateMaxClauseValue``); the
+    ``indices.query.bool.max_clause_count`` setting is deprecated and not applied. Newer versions
+    take the heap in whole GB; this function uses the smaller of the two readings.
+    """
+    try:
+        stats = client.nodes.stats(metric="jvm", filter_path="nodes.*.jvm.mem.heap_max_in_bytes")
+        info = client.nodes.info(metric="thread_pool", filter_path="nodes.*.thread_pool.search")
+    except Exception:  # a restricted API key may not read node stats
+        return DEFAULT_MAX_CLAUSES
+    limits = []
+    for node_id, node in stats.get("nodes", {}).items():
+        heap_bytes = node["jvm"]["mem"]["heap_max_in_bytes"]
+        pool = info["nodes"].get(node_id, {}).get("thread_pool", {}).get("search", {})
+        threads = pool.get("max") or pool.get("size") or 0
+        if threads <= 0 or heap_bytes <= 0:
+            limits.append(DEFAULT_MAX_CLAUSES)
+            continue
+        by_mb = heap_bytes // 2**20 * 64 // threads
+        by_whole_gb = heap_bytes // 2**30 * 65_536 // threads
+        limits.append(max(DEFAULT_MAX_CLAUSES, min(by_mb, by_whole_gb)))
+    return min(limits, default=DEFAULT_MAX_CLAUSES)

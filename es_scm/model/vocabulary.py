@@ -17,7 +17,7 @@ where an ``int`` ``min_df`` / ``max_df`` is a document count and a ``float`` is 
 ``0, …, n-1`` in order of descending df, ties broken by the term's code points, so the ids are a
 deterministic function of the corpus and the pruning parameters.
 
-The corpus statistics used by term weighting (:mod:`es_scm.weighting`) are N
+The corpus statistics used by term weighting (:mod:`es_scm.model.weighting`) are N
 (:attr:`Vocabulary.num_documents`), df, and the number of kept-term tokens
 (:attr:`Vocabulary.num_tokens`, so BM25's average document length is ``num_tokens / N``, measured
 in the same kept terms as the document vectors). Document vectors are rows:
@@ -35,6 +35,8 @@ from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
+
+from es_scm.validation import FRACTION, NON_NEGATIVE_INT, POSITIVE_INT, AnyOf, OrNone, check
 
 __all__ = ["NotFittedError", "Vocabulary"]
 
@@ -332,19 +334,13 @@ def _check_document(document: Sequence[str]) -> Sequence[str]:
     return document
 
 
+_DF = AnyOf((NON_NEGATIVE_INT, FRACTION))
+_MAX_TERMS = OrNone(POSITIVE_INT)
+
+
 def _check_df(name: str, value: int | float) -> int | float:
-    if isinstance(value, bool):
-        raise ValueError(f"{name} must be an int >= 0 or a float in [0.0, 1.0], got {value!r}")
-    if isinstance(value, (int, np.integer)) and value >= 0:
-        return int(value)
-    if isinstance(value, (float, np.floating)) and 0.0 <= value <= 1.0:
-        return float(value)
-    raise ValueError(f"{name} must be an int >= 0 or a float in [0.0, 1.0], got {value!r}")
+    return check(value, name, _DF)
 
 
 def _check_max_terms(value: int | None) -> int | None:
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise ValueError(f"max_terms must be an int >= 1 or None, got {value!r}")
-    return int(value)
+    return check(value, "max_terms", _MAX_TERMS)

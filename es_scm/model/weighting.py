@@ -41,17 +41,26 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from es_scm.vocabulary import Vocabulary
+from es_scm.defaults import DEFAULT_WEIGHTING
+from es_scm.model.vocabulary import Vocabulary
+from es_scm.validation import Interval, Options, check
 
-__all__ = ["IDF_SCHEMES", "SCHEMES", "TF_SCHEMES", "TermWeighting"]
+__all__ = [
+    "IDF_SCHEMES",
+    "SCHEMES",
+    "TF_SCHEMES",
+    "TermWeighting",
+    "as_weighting",
+    "query_weighting_for",
+]
 
 SCHEMES = ("smart", "bm25")
 TF_SCHEMES = ("raw", "log", "binary", "augmented")
 IDF_SCHEMES = ("none", "natural", "log2", "smooth")
 
 _DEFAULTS: dict[str, Any] = {
-    "tf": "raw",
-    "idf": "natural",
+    "tf": "log",
+    "idf": "smooth",
     "augmentation": 0.5,
     "log_base": math.e,
     "k1": 1.2,
@@ -59,14 +68,25 @@ _DEFAULTS: dict[str, Any] = {
 }
 
 
+_AUGMENTATION = Interval(float, 0.0, 1.0, closed="left")
+_LOG_BASE = Interval(float, 1.0, math.inf, closed="neither")
+_K1 = Interval(float, 0.0, math.inf, closed="left")
+_B = Interval(float, 0.0, 1.0)
+_SPEC_HELP = (
+    "TF-IDF with TF in raw/log/binary/augmented and IDF in none/natural/log2/smooth "
+    "(e.g. log-smooth), optionally with :key=value options (log_base, augmentation), "
+    "or bm25[:k1=1.2,b=0.75]"
+)
+
+
 class TermWeighting:
     """SMART-style tf·idf weights or BM25 document weights for the rows of a count matrix.
 
     Parameters
     ----------
-    tf : {"raw", "log", "binary", "augmented"}, default="raw"
+    tf : {"raw", "log", "binary", "augmented"}, default="log"
         Local (term-frequency) component; see the module docstring for the formulas.
-    idf : {"none", "natural", "log2", "smooth"}, default="natural"
+    idf : {"none", "natural", "log2", "smooth"}, default="smooth"
         Global (inverse document frequency) component.
     scheme : {"smart", "bm25"}, default="smart"
         ``"bm25"`` ignores ``tf``/``idf`` and uses Okapi BM25 with ``k1`` and ``b``.
@@ -81,16 +101,18 @@ class TermWeighting:
 
     Examples
     --------
-    >>> TermWeighting(tf="log", idf="smooth")
-    TermWeighting(tf='log', idf='smooth', log_base=2.718281828459045)
-    >>> TermWeighting.bm25(k1=0.9, b=0.4)
+    >>> TermWeighting(tf="raw", idf="natural")
+    TermWeighting(tf='raw', idf='natural')
+    >>> TermWeighting.from_spec("bm25:k1=0.9,b=0.4")
     TermWeighting(scheme='bm25', k1=0.9, b=0.4)
+    >>> TermWeighting().to_spec()
+    'log-smooth'
     """
 
     def __init__(
         self,
-        tf: str = "raw",
-        idf: str = "natural",
+        tf: str = "log",
+        idf: str = "smooth",
         *,
         scheme: str = "smart",
         augmentation: float = 0.5,
@@ -98,13 +120,13 @@ class TermWeighting:
         k1: float = 1.2,
         b: float = 0.75,
     ) -> None:
-        self.scheme = _check_choice("scheme", scheme, SCHEMES)
-        self.tf = _check_choice("tf", tf, TF_SCHEMES)
-        self.idf = _check_choice("idf", idf, IDF_SCHEMES)
-        self.augmentation = _check_real("augmentation", augmentation, 0.0, 1.0, high_open=True)
-        self.log_base = _check_real("log_base", log_base, 1.0, math.inf, low_open=True)
-        self.k1 = _check_real("k1", k1, 0.0, math.inf)
-        self.b = _check_real("b", b, 0.0, 1.0)
+        self.scheme = check(scheme, "scheme", Options(SCHEMES))
+        self.tf = check(tf, "tf", Options(TF_SCHEMES))
+        self.idf = check(idf, "idf", Options(IDF_SCHEMES))
+        self.augmentation = check(augmentation, "augmentation", _AUGMENTATION)
+        self.log_base = check(log_base, "log_base", _LOG_BASE)
+        self.k1 = check(k1, "k1", _K1)
+        self.b = check(b, "b", _B)
 
     @classmethod
     def bm25(cls, k1: float = 1.2, b: float = 0.75) -> TermWeighting:
@@ -137,6 +159,45 @@ class TermWeighting:
         if unknown:
             raise ValueError(f"unknown TermWeighting parameter {unknown[0]!r} in {config!r}")
         return cls(**config)
+
+    @classmethod
+    def from_spec(cls, spec: str) -> TermWeighting:
+        """Parse the one weighting grammar that every layer accepts.
+
+        ``TF-IDF`` (``log-smooth``, ``raw-natural``, ``binary-none``, ...), optionally followed by
+        ``:key=value,...`` (``log-smooth:log_base=10``, ``augmented-natural:augmentation=0.4``),
+        or ``bm25`` / ``bm25:k1=1.2,b=0.75``. :meth:`to_spec` writes it back.
+
+        Raises
+        ------
+        ValueError
+            Naming the spec and the grammar.
+        """
+        if not isinstance(spec, str):
+            raise ValueError(f"a weighting spec must be a string ({_SPEC_HELP}), got {spec!r}")
+        text = spec.strip().lower()
+        name, _, options_text = text.partition(":")
+        tf, dash, idf = name.partition("-")
+        try:
+            if name != "bm25" and (not dash or tf not in TF_SCHEMES or idf not in IDF_SCHEMES):
+                raise ValueError(f"unknown scheme {name!r}")
+            options = _parse_options(options_text)
+            if name == "bm25":
+                return cls(scheme="bm25", **_only(options, ("k1", "b")))
+            return cls(tf=tf, idf=idf, **_only(options, ("log_base", "augmentation")))
+        except ValueError as error:
+            raise ValueError(f"bad weighting {spec!r} ({error}); use {_SPEC_HELP}") from None
+
+    def to_spec(self) -> str:
+        """The spec string of this weighting (see :meth:`from_spec`)."""
+        config = self.get_config()
+        if config.pop("scheme") == "bm25":
+            return f"bm25:k1={_short(self.k1)},b={_short(self.b)}"
+        name = f"{config.pop('tf')}-{config.pop('idf')}"
+        if config.get("log_base") == math.e:
+            config.pop("log_base")
+        options = ",".join(f"{key}={_short(value)}" for key, value in sorted(config.items()))
+        return f"{name}:{options}" if options else name
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, TermWeighting):
@@ -248,27 +309,52 @@ def _row_max(counts: sp.csr_matrix) -> np.ndarray:
     return np.asarray(counts.max(axis=1).todense(), dtype=np.float64).ravel()
 
 
-def _check_choice(name: str, value: str, choices: tuple[str, ...]) -> str:
-    if not isinstance(value, str) or value not in choices:
-        raise ValueError(f"{name} must be one of {choices}, got {value!r}")
-    return value
+def _parse_options(text: str) -> dict[str, float]:
+    options: dict[str, float] = {}
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        key, equals, value = item.partition("=")
+        if not equals:
+            raise ValueError(f"expected key=value, got {item!r}")
+        try:
+            options[key.strip()] = float(value)
+        except ValueError:
+            raise ValueError(f"{key.strip()} must be a number, got {value.strip()!r}") from None
+    return options
 
 
-def _check_real(
-    name: str,
-    value: float,
-    low: float,
-    high: float,
-    *,
-    low_open: bool = False,
-    high_open: bool = False,
-) -> float:
-    interval = f"{'(' if low_open else '['}{low}, {high}{')' if high_open else ']'}"
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise ValueError(f"{name} must be a real number in {interval}, got {value!r}")
-    number = float(value)
-    too_low = number <= low if low_open else number < low
-    too_high = number >= high if high_open else number > high
-    if math.isnan(number) or too_low or too_high:
-        raise ValueError(f"{name} must be a real number in {interval}, got {value!r}")
-    return number
+def _only(options: dict[str, float], allowed: tuple[str, ...]) -> dict[str, float]:
+    unknown = sorted(set(options) - set(allowed))
+    if unknown:
+        raise ValueError(f"unknown option {unknown[0]!r} (allowed: {', '.join(allowed)})")
+    return options
+
+
+def _short(value: float) -> str:
+    return repr(int(value)) if float(value).is_integer() else repr(float(value))
+
+
+def query_weighting_for(document: TermWeighting) -> TermWeighting:
+    """The query weighting that goes with a document weighting when none is given.
+
+    The document weighting itself, except for BM25 documents: BM25's length normalization is
+    meant for documents, so their queries get the default weighting
+    (:data:`es_scm.defaults.DEFAULT_WEIGHTING`).
+    """
+    return TermWeighting.from_spec(DEFAULT_WEIGHTING) if document.scheme == "bm25" else document
+
+
+def as_weighting(value: TermWeighting | str | dict[str, Any] | None, name: str) -> TermWeighting:
+    """A weighting from a :class:`TermWeighting`, a spec string, a config dict, or None (the
+    default, :data:`es_scm.defaults.DEFAULT_WEIGHTING`)."""
+    if value is None:
+        return TermWeighting.from_spec(DEFAULT_WEIGHTING)
+    if isinstance(value, TermWeighting):
+        return value
+    if isinstance(value, str):
+        return TermWeighting.from_spec(value)
+    if isinstance(value, dict):
+        return TermWeighting.from_config(dict(value))
+    raise ValueError(
+        f"{name} must be a TermWeighting, a spec string ({_SPEC_HELP}), a config dict or None, "
+        f"got {value!r}"
+    )

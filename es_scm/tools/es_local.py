@@ -42,8 +42,9 @@ import time
 import urllib.error
 import urllib.request
 import zipfile
-from dataclasses import dataclass
 from pathlib import Path
+
+from es_scm.tools.java import JavaNotFoundError, JavaRuntime, find_java
 
 DEFAULT_VERSION = "9.5.4"
 DEFAULT_PORT = 9200
@@ -74,88 +75,25 @@ class LocalElasticsearchError(RuntimeError):
     """A local Elasticsearch could not be installed, started or stopped; the message says why."""
 
 
-@dataclass(frozen=True)
-class JavaRuntime:
-    """A Java installation that can run Elasticsearch."""
-
-    home: Path
-    major: int
-    description: str
-
-
 def default_home() -> Path:
     """Return the folder for the distribution, data and logs (see the module docstring)."""
     if os.environ.get("ES_SCM_HOME"):
         return Path(os.environ["ES_SCM_HOME"]).expanduser().resolve()
-    checkout = Path(__file__).resolve().parents[1]
+    checkout = Path(__file__).resolve().parents[2]
     if (checkout / "pyproject.toml").is_file() and (checkout / ".git").exists():
         return checkout / ".es-local"
     return Path.home() / ".cache" / "es-scm"
 
 
-# --------------------------------------------------------------------------- Java discovery
-
-
-def _read_release_file(home: Path) -> tuple[int, set[str]] | None:
-    release = home / "release"
-    if not release.is_file():
-        return None
-    fields = dict(
-        line.split("=", 1)
-        for line in release.read_text(errors="replace").splitlines()
-        if "=" in line
-    )
-    version = fields.get("JAVA_VERSION", "").strip('"')
-    match = re.match(r"(\d+)", version)
-    if not match:
-        return None
-    modules = set(fields.get("MODULES", "").strip('"').split())
-    return int(match.group(1)), modules
-
-
-def _candidate_java_homes() -> list[tuple[Path, str]]:
-    candidates: list[tuple[Path, str]] = []
-    for variable in ("ES_JAVA_HOME", "JAVA_HOME"):
-        if os.environ.get(variable):
-            candidates.append((Path(os.environ[variable]), f"${variable}"))
-    jvm_dir = Path("/usr/lib/jvm")
-    if jvm_dir.is_dir():
-        for home in sorted(jvm_dir.iterdir(), reverse=True):
-            if (home / "bin" / "java").is_file() and not home.is_symlink():
-                candidates.append((home, str(home)))
-    java_on_path = shutil.which("java")
-    if java_on_path:
-        candidates.append((Path(java_on_path).resolve().parents[1], "java on PATH"))
-    return candidates
-
-
-def find_java() -> JavaRuntime:
-    """Find a Java runtime that can run Elasticsearch 9 (version and modules checked).
-
-    Raises
-    ------
-    LocalElasticsearchError
-        When none of the candidates qualifies; the message lists what each one lacked.
-    """
-    rejected: list[str] = []
-    for home, origin in _candidate_java_homes():
-        info = _read_release_file(home)
-        if info is None:
-            rejected.append(f"{origin}: no readable 'release' file")
-            continue
-        major, modules = info
-        missing = [m for m in REQUIRED_JAVA_MODULES if m not in modules]
-        if major < MIN_JAVA_MAJOR:
-            rejected.append(f"{origin}: Java {major}")
-        elif missing:
-            rejected.append(f"{origin}: Java {major} without {', '.join(missing)}")
-        else:
-            return JavaRuntime(home=home, major=major, description=f"Java {major} at {home}")
-    detail = "; ".join(rejected) if rejected else "no Java installation found"
-    raise LocalElasticsearchError(
-        f"Elasticsearch 9 needs a full JDK {MIN_JAVA_MAJOR}+ (install e.g. Eclipse Temurin 21 "
-        f"or 25 and set ES_JAVA_HOME); checked: {detail}"
-    )
+def _find_java() -> JavaRuntime:
+    """A Java runtime that can run Elasticsearch 9 (version and modules checked)."""
+    try:
+        return find_java(MIN_JAVA_MAJOR, REQUIRED_JAVA_MODULES)
+    except JavaNotFoundError as error:
+        raise LocalElasticsearchError(
+            f"Elasticsearch 9 needs a full JDK {MIN_JAVA_MAJOR}+ (install e.g. Eclipse Temurin "
+            f"21 or 25 and set ES_JAVA_HOME); checked: {error}"
+        ) from None
 
 
 # --------------------------------------------------------------------------- the runner
@@ -305,7 +243,7 @@ class LocalElasticsearch:
         """Start the node, or reuse a healthy one at the URL; return the URL."""
         if self.is_healthy():
             return self.url
-        java = find_java()
+        java = _find_java()
         self.install()
         user = _service_user() if os.geteuid() == 0 else None
         self._prepare_dirs(user)

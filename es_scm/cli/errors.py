@@ -1,0 +1,76 @@
+"""Exit codes, the user-facing error, and how any exception becomes one line of output.
+
+Every command, ``eval`` included, reports an error the same way: one line
+``es-scm: error: ...`` and an exit code (``--verbose`` adds the traceback).
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "EXIT_ERROR",
+    "EXIT_INTERRUPTED",
+    "EXIT_OK",
+    "EXIT_PARTIAL",
+    "EXIT_USAGE",
+    "CLIError",
+    "describe",
+    "one_line",
+]
+
+EXIT_OK = 0
+EXIT_ERROR = 1
+EXIT_USAGE = 2
+EXIT_PARTIAL = 3
+EXIT_INTERRUPTED = 130
+
+
+class CLIError(Exception):
+    """A user-facing error: printed as one line, exit code ``code``."""
+
+    def __init__(self, message: str, code: int = EXIT_ERROR) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def one_line(error: BaseException) -> str:
+    """The error's message on one line (its type's name when it has none)."""
+    text = " ".join(str(error).split())
+    return text or type(error).__name__
+
+
+def describe(error: BaseException, url: str = "Elasticsearch") -> tuple[str, int]:
+    """The one-line message and exit code of an error; ``url`` names the cluster."""
+    from elastic_transport import ConnectionError as TransportConnectionError
+    from elastic_transport import ConnectionTimeout
+    from elasticsearch import ApiError, AuthenticationException, AuthorizationException
+
+    from es_scm.corpus import CorpusError
+    from es_scm.elastic.schema import IndexNotFoundError, ModelMismatchError
+    from es_scm.tools.es_local import LocalElasticsearchError
+
+    if isinstance(error, CLIError):
+        return one_line(error), error.code
+    if isinstance(error, ConnectionTimeout):
+        return f"Elasticsearch at {url} timed out ({one_line(error)}); try --timeout", EXIT_ERROR
+    if isinstance(error, TransportConnectionError):
+        return (
+            f"cannot reach Elasticsearch at {url}; start one with `es-scm es start` or set "
+            f"--es-url / ES_URL ({one_line(error)[:200]})",
+            EXIT_ERROR,
+        )
+    if isinstance(error, AuthenticationException):
+        return f"Elasticsearch at {url} refused the credentials (HTTP 401)", EXIT_ERROR
+    if isinstance(error, AuthorizationException):
+        return f"not allowed by Elasticsearch at {url} (HTTP 403): {error.message}", EXIT_ERROR
+    if isinstance(error, ApiError):
+        return f"Elasticsearch error (HTTP {error.meta.status}): {one_line(error)}", EXIT_ERROR
+    if isinstance(error, IndexNotFoundError):
+        return f"{one_line(error)} (create it with `es-scm index`)", EXIT_ERROR
+    if isinstance(error, ModelMismatchError | CorpusError | LocalElasticsearchError):
+        return one_line(error), EXIT_ERROR
+    if isinstance(error, FileNotFoundError):
+        name = error.filename or one_line(error)
+        return f"file not found: {name}", EXIT_ERROR
+    if isinstance(error, ValueError | ImportError | OSError | RuntimeError):
+        return one_line(error), EXIT_ERROR
+    return f"unexpected {type(error).__name__}: {one_line(error)}", EXIT_ERROR

@@ -1,0 +1,114 @@
+"""The ``es-scm`` command line: the parser of every command, and ``main``.
+
+Commands (one module each in :mod:`es_scm.cli`)::
+
+    es-scm es start|stop|status|install   the local single-node Elasticsearch (no Docker)
+    es-scm model build                     build a soft cosine model from a corpus
+    es-scm model info                      describe a saved model
+    es-scm index                           index a corpus into Elasticsearch with a model
+    es-scm search                          search an index (exact SCM or native)
+    es-scm similarity                      the exact SCM of two texts
+    es-scm demo                            the whole pipeline on embedded defaults, vs BM25
+    es-scm eval semeval|trec               evaluation
+
+Exit codes: 0 success; 1 error (bad input, missing file, unreachable Elasticsearch, model/index
+mismatch, index not found, empty query, ...), printed as one line ``es-scm: error: ...``
+(``--verbose`` adds the traceback); 2 usage error (bad options); 3 some documents failed to index
+(``es-scm index``), or no local Elasticsearch runs (``es-scm es status``); 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+import traceback
+from typing import Any
+
+from es_scm._version import __version__
+from es_scm.cli import demo, es, evaluate, index, model, search, similarity
+from es_scm.cli.errors import EXIT_ERROR, EXIT_INTERRUPTED, EXIT_USAGE, describe
+from es_scm.cli.options import Parents, es_url, register
+
+__all__ = ["build_parser", "main"]
+
+COMMANDS = (es, model, index, search, similarity, demo, evaluate)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``es-scm`` argument parser with every command."""
+    parser = argparse.ArgumentParser(
+        prog="es-scm",
+        description="Soft Cosine Measure (SCM) search on Elasticsearch.\n\n"
+        "exit codes: 0 ok, 1 error, 2 usage, 3 some documents failed to index "
+        "(or `es status`: not running), 130 interrupted",
+        epilog="example:\n  es-scm demo\n"
+        "  es-scm model build --corpus news.jsonl --out news-model\n"
+        "  es-scm index --model news-model --index news --corpus news.jsonl\n"
+        '  es-scm search --model news-model --index news "president greets the press"\n\n'
+        "run `es-scm COMMAND --help` for a command's options",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"es-scm {__version__}")
+    parser.add_argument(
+        "-v", "--verbose", action="store_true", help="show tracebacks and progress messages"
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    parents = Parents()
+    for module in COMMANDS:
+        register(commands, module.COMMAND, parents)
+    return parser
+
+
+class _StderrHandler(logging.StreamHandler):
+    """Writes to whatever ``sys.stderr`` is when a record is emitted."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.setFormatter(logging.Formatter("es-scm: %(message)s"))
+
+    @property  # type: ignore[override]
+    def stream(self) -> Any:
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value: Any) -> None:  # StreamHandler.__init__ sets it
+        pass
+
+
+def _configure_logging(verbose: bool) -> None:
+    """es-scm's messages on stderr: warnings, and progress with ``--verbose``."""
+    logger = logging.getLogger("es_scm")
+    if not any(isinstance(handler, _StderrHandler) for handler in logger.handlers):
+        logger.addHandler(_StderrHandler())
+        logger.propagate = False
+    logger.setLevel(logging.INFO if verbose else logging.WARNING)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run ``es-scm`` with ``argv`` (default: ``sys.argv[1:]``); return the exit code."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exit_:  # --help, --version, usage errors
+        return exit_.code if isinstance(exit_.code, int) else EXIT_USAGE
+    verbose = bool(getattr(args, "verbose", False))
+    _configure_logging(verbose)
+    try:
+        return int(args.handler(args))
+    except KeyboardInterrupt:
+        print("es-scm: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except Exception as error:
+        url = es_url(args) if hasattr(args, "es_url") else "Elasticsearch"
+        message, code = describe(error, url)
+        if verbose:
+            traceback.print_exc()
+        elif code == EXIT_ERROR and message.startswith("unexpected"):
+            message += " (rerun with --verbose for the traceback)"
+        print(f"es-scm: error: {message}", file=sys.stderr)
+        return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,156 @@
+"""``es-scm model build`` and ``es-scm model info``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from es_scm.cli.errors import EXIT_OK, EXIT_USAGE, CLIError
+from es_scm.cli.options import (
+    Command,
+    add_corpus_options,
+    add_model_options,
+    load_embeddings,
+    load_model,
+    model_options,
+    no_arguments,
+    read_documents,
+)
+
+
+def add_build_arguments(parser: argparse.ArgumentParser) -> None:
+    add_corpus_options(parser)
+    parser.add_argument("--out", required=True, metavar="DIR", help="where to save the model")
+    parser.add_argument("--force", action="store_true", help="overwrite a model in DIR")
+    add_model_options(parser)
+
+
+def add_info_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("model", metavar="DIR", help="a model from `es-scm model build`")
+
+
+def _choose(args: argparse.Namespace) -> int:
+    raise CLIError(
+        "choose an action: es-scm model build|info (see es-scm model --help)", EXIT_USAGE
+    )
+
+
+def run_build(args: argparse.Namespace) -> int:
+    from es_scm.model import SoftCosineModel
+
+    out = Path(args.out)
+    if (out / "model.json").exists() and not args.force:
+        raise CLIError(f"{out} already holds a model; pass --force to overwrite it")
+    if out.exists() and not out.is_dir():
+        raise CLIError(f"--out {out} exists and is not a directory")
+    documents = read_documents(args)
+    started = time.perf_counter()
+    embeddings = load_embeddings(args)
+    if embeddings is not None:
+        seconds = time.perf_counter() - started
+        print(f"embeddings: {len(embeddings):,} words × {embeddings.dim} ({seconds:.1f}s)")
+    count = 0
+
+    def texts() -> Iterator[str]:
+        nonlocal count
+        for document in documents:
+            count += 1
+            yield document.text
+
+    started = time.perf_counter()
+    model = SoftCosineModel.build(texts(), embeddings, **model_options(args))
+    if count == 0:
+        raise CLIError(f"the corpus {args.corpus} has no documents")
+    if not model.terms:
+        raise CLIError(f"the corpus {args.corpus} has no terms left (check --min-df/--max-df)")
+    model.save(out)
+    seconds = time.perf_counter() - started
+    nnz = model.similarity_matrix.nnz
+    print(
+        f"model {model.model_id[:12]}: {count:,} documents, {len(model.terms):,} terms, "
+        f"S with {nnz:,} non-zeros ({nnz / len(model.terms):.1f} per term), built in "
+        f"{seconds:.1f}s"
+    )
+    print(f"saved to {out}")
+    print(f"next: es-scm index --model {out} --index NAME --corpus {args.corpus}")
+    return EXIT_OK
+
+
+def run_info(args: argparse.Namespace) -> int:
+    model = load_model(args.model)
+    description = model.describe()
+    tokenizer = model.tokenizer.get_config()
+    stop_words = tokenizer.pop("stop_words", None)
+    rows = [
+        ("model_id", description["model_id"]),
+        ("terms", f"{description['terms']:,}"),
+        ("documents", f"{description['documents']:,}"),
+        ("S non-zeros", f"{description['similarity_nnz']:,}"),
+        ("document weighting", description["document_weighting"]),
+        ("query weighting", description["query_weighting"]),
+    ]
+    built = sorted(_flatten(description["similarity"]), key=lambda item: item[0] != "source")
+    rows += [(f"S {key}", _value(value)) for key, value in built]
+    if not description["similarity"]:
+        rows.append(("S built with", "not recorded (a model saved by an older es-scm)"))
+    rows.append(("tokenizer", json.dumps(tokenizer, sort_keys=True, ensure_ascii=False)))
+    rows.append(("stop words", _stop_words(stop_words)))
+    width = max(len(label) for label, _ in rows)
+    for label, value in rows:
+        print(f"{label:<{width}}  {value}")
+    return EXIT_OK
+
+
+def _flatten(info: dict[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
+    """``{"embeddings": {"name": ...}}`` → ``[("embeddings.name", ...)]``."""
+    items: list[tuple[str, Any]] = []
+    for key, value in info.items():
+        if isinstance(value, dict):
+            items += _flatten(value, f"{prefix}{key}.")
+        elif isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
+            for number, part in enumerate(value, start=1):
+                items += _flatten(part, f"{prefix}{key}[{number}].")
+        else:
+            items.append((f"{prefix}{key}", value))
+    return items
+
+
+def _value(value: Any) -> str:
+    return "none" if value is None else str(value)
+
+
+def _stop_words(stop_words: Any) -> str:
+    if stop_words is None:
+        return "none"
+    if isinstance(stop_words, str):
+        return stop_words
+    words = sorted(stop_words)
+    shown = ", ".join(words[:8])
+    return f"{len(words)} ({shown}{', …' if len(words) > 8 else ''})"
+
+
+BUILD = Command(
+    "build",
+    "build a model (vocabulary, weighting, term similarity matrix S) from a corpus",
+    "es-scm model build --corpus news.jsonl --out news-model\n"
+    "es-scm model build --corpus docs/ --out m --embeddings vectors.bin "
+    "--embeddings-format word2vec-binary\n"
+    "es-scm model build --corpus news.csv --text-field body --out m --levenshtein 0.3",
+    add_build_arguments,
+    run_build,
+)
+INFO = Command(
+    "info", "describe a saved model", "es-scm model info news-model", add_info_arguments, run_info
+)
+COMMAND = Command(
+    "model",
+    "build or describe a soft cosine model",
+    "es-scm model build --corpus news.jsonl --out news-model",
+    no_arguments,
+    _choose,
+    subcommands=(BUILD, INFO),
+)

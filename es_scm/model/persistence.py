@@ -1,0 +1,147 @@
+"""A soft cosine model on disk, and its identity (``model_id``).
+
+Everything that affects a score is saved as one bundle::
+
+    model.json        tokenizer config, document and query weighting, how S was built, model_id
+    vocabulary.json   terms, document frequencies, corpus statistics
+    similarity.npz    S (:meth:`es_scm.similarity.TermSimilarityMatrix.save`)
+
+The ``model_id`` is a SHA-256 content hash over exactly what can change a score: the canonical
+JSON of the tokenizer and weighting configs; the vocabulary's terms, and its document
+frequencies and N when a weighting uses idf, and its token count when one is BM25; S's shape,
+dtype, data, indices and indptr in canonical CSC form. How S was built (``similarity`` in
+``model.json``) is recorded for people, not hashed: the same S built two ways scores alike.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import zipfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from es_scm.model.vocabulary import Vocabulary
+from es_scm.model.weighting import TermWeighting
+from es_scm.similarity import TermSimilarityMatrix
+
+__all__ = ["CONFIG_FILE", "content_hash", "read_bundle", "write_bundle"]
+
+FORMAT = "es-scm-model"
+VERSION = 1
+_ID_SCHEME = "es-scm-model-id/1"
+CONFIG_FILE = "model.json"
+VOCABULARY_FILE = "vocabulary.json"
+SIMILARITY_FILE = "similarity.npz"
+
+
+def write_bundle(
+    path: Path,
+    config: dict[str, Any],
+    vocabulary: Vocabulary,
+    matrix: TermSimilarityMatrix,
+    model_id: str,
+) -> None:
+    """Write the three files of a model to ``path`` (created if missing)."""
+    path.mkdir(parents=True, exist_ok=True)
+    document = {
+        "format": FORMAT,
+        "version": VERSION,
+        **config,
+        "similarity": matrix.build_info,
+        "model_id": model_id,
+    }
+    (path / CONFIG_FILE).write_text(
+        json.dumps(document, ensure_ascii=False, indent=2, sort_keys=True) + "\n",
+        encoding="utf-8",
+    )
+    vocabulary.save(path / VOCABULARY_FILE)
+    matrix.save(path / SIMILARITY_FILE)
+
+
+def read_bundle(path: Path) -> tuple[dict[str, Any], Vocabulary, TermSimilarityMatrix]:
+    """The ``model.json`` config, the vocabulary and S of a saved model.
+
+    Raises
+    ------
+    ValueError
+        If the files are not an es-scm model, or are damaged.
+    """
+    config_path = path / CONFIG_FILE
+    try:
+        config = json.loads(config_path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as error:
+        raise ValueError(f"{config_path} is damaged: not valid JSON ({error})") from None
+    if not isinstance(config, dict) or config.get("format") != FORMAT:
+        raise ValueError(f"{config_path} is not an es-scm model")
+    if config.get("version") != VERSION:
+        raise ValueError(f"unsupported es-scm model version {config.get('version')!r}")
+    vocabulary = _load(path / VOCABULARY_FILE, Vocabulary.load)
+    return config, vocabulary, _load(path / SIMILARITY_FILE, TermSimilarityMatrix.load)
+
+
+def _load(path: Path, load: Callable[[Path], Any]) -> Any:
+    """``load(path)``, with damage reported as one ValueError that names the file."""
+    try:
+        return load(path)
+    except FileNotFoundError:
+        raise
+    except (OSError, EOFError, ValueError, KeyError, TypeError, zipfile.BadZipFile) as error:
+        raise ValueError(f"{path} is damaged ({type(error).__name__}: {error})") from None
+
+
+def content_hash(
+    config: dict[str, Any],
+    weightings: tuple[TermWeighting, TermWeighting],
+    vocabulary: Vocabulary,
+    matrix: TermSimilarityMatrix,
+) -> str:
+    """The ``model_id``: SHA-256 of what can change a score (see the module docstring)."""
+    digest = hashlib.sha256()
+    digest.update(_ID_SCHEME.encode("ascii"))
+    digest.update(_canonical_json({**config, **_statistics_used(weightings, vocabulary)}))
+    canonical = _canonical_csc(matrix.matrix)
+    digest.update(_canonical_json(list(canonical.shape)))
+    _update_with_array(digest, canonical.data)
+    _update_with_array(digest, canonical.indices, np.dtype(np.int64))
+    _update_with_array(digest, canonical.indptr, np.dtype(np.int64))
+    return digest.hexdigest()
+
+
+def _canonical_json(value: Any) -> bytes:
+    text = json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return text.encode("utf-8")
+
+
+def _update_with_array(digest: Any, array: np.ndarray, dtype: np.dtype | None = None) -> None:
+    array = np.asarray(array, dtype=dtype or array.dtype)
+    little_endian = np.ascontiguousarray(array, dtype=array.dtype.newbyteorder("<"))
+    digest.update(str(little_endian.dtype.str).encode("ascii"))
+    digest.update(len(little_endian).to_bytes(8, "little"))
+    digest.update(little_endian.tobytes())
+
+
+def _canonical_csc(matrix: Any) -> sp.csc_matrix:
+    canonical = sp.csc_matrix(matrix, copy=True)
+    canonical.sum_duplicates()
+    canonical.eliminate_zeros()
+    canonical.sort_indices()
+    return canonical
+
+
+def _statistics_used(
+    weightings: tuple[TermWeighting, TermWeighting], vocabulary: Vocabulary
+) -> dict[str, Any]:
+    uses_idf = any(w.scheme == "bm25" or w.idf != "none" for w in weightings)
+    uses_length = any(w.scheme == "bm25" for w in weightings)
+    statistics: dict[str, Any] = {"terms": vocabulary.terms}
+    if uses_idf:
+        statistics["num_documents"] = vocabulary.num_documents
+        statistics["document_frequencies"] = vocabulary.document_frequencies.tolist()
+    if uses_length:
+        statistics["num_tokens"] = vocabulary.num_tokens
+    return statistics

@@ -1,0 +1,382 @@
+"""The soft cosine model: tokenizer + vocabulary + term weighting + term similarity matrix S.
+
+A :class:`SoftCosineModel` turns text into the weighted term vectors ``Wx`` of the soft vector
+space model (Novotný, CIKM '18, Definition 3.1) and measures their soft cosine
+
+    SCM(x, y) = (Wx)ᵀ S (Wy) / (√((Wx)ᵀ S (Wx)) · √((Wy)ᵀ S (Wy)))
+
+(the remark to Lemma 3.3). Vectors are rows (``(1, n_terms)`` CSR); a batch of texts is a
+``(n_texts, n_terms)`` CSR matrix. Documents and queries may be weighted differently (e.g. BM25
+documents and raw-tf queries), so every vectorizing method takes a ``role``.
+
+The model is saved as one bundle and identified by :attr:`SoftCosineModel.model_id`, a content
+hash that changes iff something that can change a score changes
+(:mod:`es_scm.model.persistence`), so an Elasticsearch index can record the model it was built
+with.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+import scipy.sparse as sp
+
+from es_scm.defaults import SIMILARITY_DEFAULTS
+from es_scm.model import persistence
+from es_scm.model.text import Tokenizer
+from es_scm.model.vocabulary import Vocabulary
+from es_scm.model.weighting import TermWeighting, as_weighting, query_weighting_for
+from es_scm.similarity import TermSimilarityMatrix
+from es_scm.similarity.factory import SimilarityLike, build_similarity
+
+__all__ = ["SoftCosineModel"]
+
+logger = logging.getLogger(__name__)
+
+Role = Literal["query", "document"]
+#: A weighting: a :class:`TermWeighting`, a spec string such as ``"log-smooth"``, a config dict,
+#: or None for :data:`es_scm.defaults.DEFAULT_WEIGHTING`.
+WeightingLike = TermWeighting | str | Mapping[str, Any] | None
+
+
+class SoftCosineModel:
+    """Text → weighted term vectors → exact soft cosine measure.
+
+    Usually made with :meth:`build` or :meth:`load`; the constructor only bundles fitted parts.
+
+    Parameters
+    ----------
+    tokenizer : Tokenizer
+        Turns text into terms, for indexing and querying alike.
+    vocabulary : Vocabulary
+        A fitted vocabulary; its terms index the columns of every vector.
+    similarity_matrix : TermSimilarityMatrix
+        S, over exactly ``vocabulary.terms`` in the same order.
+    document_weighting, query_weighting : TermWeighting, str, dict or None, default=None
+        W for documents and for queries: a weighting, a spec (``"log-smooth"``, ``"bm25"``, see
+        :meth:`TermWeighting.from_spec`) or a :meth:`TermWeighting.get_config` dict; ``None`` is
+        the default, ``log-smooth``. A ``None`` query weighting is the document weighting, or
+        the default for BM25 documents
+        (:func:`~es_scm.model.weighting.query_weighting_for`).
+
+    Examples
+    --------
+    >>> model = SoftCosineModel.build(["Julius Caesar was killed", "Antony found Caesar dead"])
+    >>> round(model.similarity("Caesar killed", "Caesar killed"), 6)
+    1.0
+    """
+
+    def __init__(
+        self,
+        tokenizer: Tokenizer,
+        vocabulary: Vocabulary,
+        similarity_matrix: TermSimilarityMatrix,
+        document_weighting: WeightingLike = None,
+        query_weighting: WeightingLike = None,
+    ) -> None:
+        if not isinstance(tokenizer, Tokenizer):
+            raise ValueError(f"tokenizer must be a Tokenizer, got {tokenizer!r}")
+        if not isinstance(vocabulary, Vocabulary):
+            raise ValueError(f"vocabulary must be a fitted Vocabulary, got {vocabulary!r}")
+        if not isinstance(similarity_matrix, TermSimilarityMatrix):
+            raise ValueError(
+                f"similarity_matrix must be a TermSimilarityMatrix, got {similarity_matrix!r}"
+            )
+        if list(similarity_matrix.terms) != vocabulary.terms:
+            raise ValueError(
+                "the term similarity matrix must be over the vocabulary's terms, in the same order"
+            )
+        self.tokenizer = tokenizer
+        self.vocabulary = vocabulary
+        self.similarity_matrix = similarity_matrix
+        self.document_weighting = as_weighting(document_weighting, "document_weighting")
+        self.query_weighting = (
+            query_weighting_for(self.document_weighting)
+            if query_weighting is None
+            else as_weighting(query_weighting, "query_weighting")
+        )
+        self._model_id: str | None = None
+        self._lookup: dict[str, int] | None = None
+
+    # -- building -------------------------------------------------------------------------------
+
+    @classmethod
+    def build(
+        cls,
+        texts: Iterable[str],
+        embeddings: Any = None,
+        *,
+        tokenizer: Tokenizer | None = None,
+        min_df: int | float = 1,
+        max_df: int | float = 1.0,
+        max_terms: int | None = None,
+        document_weighting: WeightingLike = None,
+        query_weighting: WeightingLike = None,
+        similarity: SimilarityLike = None,
+        levenshtein: bool | float = False,
+        **similarity_options: Any,
+    ) -> SoftCosineModel:
+        """Fit the vocabulary in one pass over ``texts`` and build S over its terms.
+
+        Parameters
+        ----------
+        texts : iterable of str
+            The corpus; may be a one-shot iterator (it is read exactly once).
+        embeddings : WordEmbeddings or gensim KeyedVectors, optional
+            Word vectors for :meth:`TermSimilarityMatrix.from_embeddings`. Without embeddings
+            (and without ``similarity`` or ``levenshtein``), S is the identity and the SCM is the
+            plain cosine similarity.
+        tokenizer : Tokenizer, optional
+            Defaults to ``Tokenizer()``.
+        min_df, max_df, max_terms
+            Vocabulary pruning; see :class:`Vocabulary`.
+        document_weighting, query_weighting : TermWeighting, str, dict or None
+            See the class; the default is ``log-smooth`` on both sides.
+        similarity : TermSimilarityMatrix or callable, optional
+            A ready S (over the vocabulary's terms, or a superset that is then restricted to
+            them), or a function ``terms -> TermSimilarityMatrix`` (e.g. a thesaurus with
+            :meth:`TermSimilarityMatrix.from_pairs`). Excludes ``embeddings`` and ``levenshtein``.
+        levenshtein : bool or float, default=False
+            Use edit-distance similarity (:meth:`TermSimilarityMatrix.from_levenshtein`). Alone,
+            it is S; with ``embeddings``, ``True`` averages the two matrices and a float λ in
+            (0, 1) gives ``λ·S_levenshtein + (1 − λ)·S_embeddings`` off the unit diagonal.
+        **similarity_options
+            How S is built, with the defaults of :data:`es_scm.defaults.SIMILARITY_DEFAULTS`:
+            ``nonzero_limit`` (100), ``threshold`` (0.0), ``exponent`` (2.0), ``symmetric``
+            (True), ``dominant`` (False), ``neighbors`` (``"terms"``; ``"vocabulary"``, or
+            ``"gensim"`` for gensim's matrix bit for bit), ``column_order`` (``"rarest"``: fill
+            the rarest term's column first; ``"id"``), and any other keyword of
+            :meth:`TermSimilarityMatrix.from_embeddings` (``dtype``, ``batch_size``).
+
+        Returns
+        -------
+        SoftCosineModel
+        """
+        allowed = {*SIMILARITY_DEFAULTS, "dtype", "batch_size"}
+        unknown = sorted(set(similarity_options) - allowed)
+        if unknown:
+            raise TypeError(f"SoftCosineModel.build() got an unexpected keyword {unknown[0]!r}")
+        tokenizer = Tokenizer() if tokenizer is None else tokenizer
+        started = time.perf_counter()
+        vocabulary = Vocabulary(min_df=min_df, max_df=max_df, max_terms=max_terms)
+        vocabulary.fit(tokenizer.tokenize_many(texts))
+        logger.info(
+            "vocabulary: %d terms from %d documents (%.1fs)",
+            len(vocabulary),
+            vocabulary.num_documents,
+            time.perf_counter() - started,
+        )
+        started = time.perf_counter()
+        matrix = build_similarity(
+            vocabulary.terms,
+            embeddings,
+            similarity=similarity,
+            levenshtein=levenshtein,
+            document_frequencies=vocabulary.document_frequencies,
+            options=similarity_options,
+        )
+        logger.info("S: %d non-zeros (%.1fs)", matrix.nnz, time.perf_counter() - started)
+        return cls(tokenizer, vocabulary, matrix, document_weighting, query_weighting)
+
+    # -- vectors --------------------------------------------------------------------------------
+
+    @property
+    def terms(self) -> list[str]:
+        """The vocabulary terms; ``terms[i]`` labels column ``i`` of every vector and of S."""
+        return self.vocabulary.terms
+
+    def _weighting(self, role: Role) -> TermWeighting:
+        if role == "query":
+            return self.query_weighting
+        if role == "document":
+            return self.document_weighting
+        raise ValueError(f"role must be 'query' or 'document', got {role!r}")
+
+    def counts(self, texts: Iterable[str]) -> sp.csr_matrix:
+        """Return the term counts of ``texts``, one row per text (int64 CSR, sorted indices).
+
+        Equal to ``vocabulary.to_counts(tokenizer.tokenize_many(texts))``, faster: the raw tokens
+        are looked up in a table of the vocabulary terms that the tokenizer keeps, so the stop
+        words and short tokens drop out with the unknown ones in one dictionary lookup.
+        """
+        if isinstance(texts, str):
+            raise TypeError("texts must be an iterable of str, not a str; use [text]")
+        lookup = self._term_lookup().get
+        split = self.tokenizer.split
+        indptr, indices = [0], []
+        for text in texts:
+            indices.extend([i for i in map(lookup, split(text)) if i is not None])
+            indptr.append(len(indices))
+        counts = sp.csr_matrix(
+            (np.ones(len(indices), dtype=np.int64), indices, indptr),
+            shape=(len(indptr) - 1, len(self.terms)),
+        )
+        counts.sum_duplicates()  # sorts the indices of every row and adds up the repeats
+        return counts
+
+    def _term_lookup(self) -> dict[str, int]:
+        if self._lookup is None:
+            keeps = self.tokenizer.keeps
+            self._lookup = {t: i for t, i in self.vocabulary.term_to_id.items() if keeps(t)}
+        return self._lookup
+
+    def vectorize_many(self, texts: Iterable[str], role: Role = "document") -> sp.csr_matrix:
+        """Return the weighted term vectors ``Wx`` of ``texts`` as rows.
+
+        Parameters
+        ----------
+        texts : iterable of str
+            May be a one-shot iterator.
+        role : {"query", "document"}, default="document"
+            Which weighting to apply.
+
+        Returns
+        -------
+        scipy.sparse.csr_matrix of float64, shape (n_texts, n_terms)
+        """
+        weighting = self._weighting(role)
+        return weighting.transform(self.counts(texts), self.vocabulary)
+
+    def vectorize(self, text: str, role: Role = "query") -> sp.csr_matrix:
+        """Return the weighted term vector ``Wx`` of one text.
+
+        Parameters
+        ----------
+        text : str
+        role : {"query", "document"}, default="query"
+
+        Returns
+        -------
+        scipy.sparse.csr_matrix of float64, shape (1, n_terms)
+            Terms outside the vocabulary are ignored; a text without known terms gives an empty
+            row.
+        """
+        if not isinstance(text, str):
+            raise TypeError(f"text must be a str, got {type(text).__name__}")
+        return self.vectorize_many([text], role=role)
+
+    def similarity(
+        self,
+        text_a: str,
+        text_b: str,
+        roles: tuple[Role, Role] = ("query", "document"),
+    ) -> float:
+        """Return the exact soft cosine measure between two texts.
+
+        Parameters
+        ----------
+        text_a, text_b : str
+        roles : pair of {"query", "document"}, default=("query", "document")
+            The weighting of each text. With the default weightings both roles are weighted the
+            same, so the measure is symmetric for symmetric S.
+
+        Returns
+        -------
+        float
+            SCM(Wx, Wy) in [-1, 1] (in [0, 1] for non-negative S); 0.0 when either text has no
+            vocabulary term.
+        """
+        x = self.vectorize(text_a, role=roles[0])
+        y = self.vectorize(text_b, role=roles[1])
+        return float(self.similarity_matrix.inner_product(x, y, normalized=(True, True)))
+
+    # -- identity and persistence ---------------------------------------------------------------
+
+    # -- identity and persistence ---------------------------------------------------------------
+
+    def get_config(self) -> dict[str, Any]:
+        """Return the JSON-serializable configuration (tokenizer and weightings)."""
+        return {
+            "tokenizer": self.tokenizer.get_config(),
+            "document_weighting": self.document_weighting.get_config(),
+            "query_weighting": self.query_weighting.get_config(),
+        }
+
+    @property
+    def model_id(self) -> str:
+        """SHA-256 of everything that affects scores (see :mod:`es_scm.model.persistence`)."""
+        if self._model_id is None:
+            self._model_id = persistence.content_hash(
+                self.get_config(),
+                (self.document_weighting, self.query_weighting),
+                self.vocabulary,
+                self.similarity_matrix,
+            )
+        return self._model_id
+
+    def describe(self) -> dict[str, Any]:
+        """What the model is: sizes, weightings as specs, and how S was built (for people)."""
+        return {
+            "model_id": self.model_id,
+            "terms": len(self.terms),
+            "documents": self.vocabulary.num_documents,
+            "similarity_nnz": self.similarity_matrix.nnz,
+            "document_weighting": self.document_weighting.to_spec(),
+            "query_weighting": self.query_weighting.to_spec(),
+            "similarity": self.similarity_matrix.build_info,
+        }
+
+    def save(self, directory: str | os.PathLike[str]) -> Path:
+        """Write the model to ``directory`` (created if missing) and return its path.
+
+        A user tokenizer callable is saved by qualified name only; :meth:`load` then needs it
+        again.
+        """
+        path = Path(directory)
+        persistence.write_bundle(
+            path, self.get_config(), self.vocabulary, self.similarity_matrix, self.model_id
+        )
+        return path
+
+    @classmethod
+    def load(
+        cls,
+        directory: str | os.PathLike[str],
+        *,
+        tokenizer: Callable[[str], Iterable[str]] | None = None,
+    ) -> SoftCosineModel:
+        """Read a model written by :meth:`save`.
+
+        Parameters
+        ----------
+        directory : path
+        tokenizer : callable, optional
+            The user tokenizer callable, required iff the model was built with one.
+
+        Raises
+        ------
+        ValueError
+            If the files are not an es-scm model, are damaged, or their content no longer
+            hashes to the saved ``model_id``.
+        """
+        path = Path(directory)
+        config, vocabulary, matrix = persistence.read_bundle(path)
+        try:
+            model = cls(
+                Tokenizer.from_config(config["tokenizer"], tokenizer=tokenizer),
+                vocabulary,
+                matrix,
+                TermWeighting.from_config(config["document_weighting"]),
+                TermWeighting.from_config(config["query_weighting"]),
+            )
+        except KeyError as error:
+            raise ValueError(f"{path / persistence.CONFIG_FILE} lacks {error}") from None
+        if model.model_id != config.get("model_id"):
+            raise ValueError(
+                f"the model in {path} hashes to {model.model_id}, not to its saved model_id "
+                f"{config.get('model_id')!r}: its files were changed or mixed"
+            )
+        return model
+
+    def __repr__(self) -> str:
+        return (
+            f"SoftCosineModel({len(self.vocabulary)} terms, "
+            f"document_weighting={self.document_weighting!r}, "
+            f"query_weighting={self.query_weighting!r}, model_id={self.model_id[:12]!r})"
+        )

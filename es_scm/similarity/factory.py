@@ -1,0 +1,98 @@
+"""Which sources make S for a model: embeddings, edit distance, a ready matrix, or none.
+
+:func:`build_similarity` is what :meth:`es_scm.model.SoftCosineModel.build` and every command
+call, so that one set of options (:data:`es_scm.defaults.SIMILARITY_DEFAULTS`) means the same
+matrix everywhere.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from es_scm.defaults import SIMILARITY_DEFAULTS
+from es_scm.similarity.matrix import TermSimilarityMatrix
+
+__all__ = ["SimilarityLike", "build_similarity", "levenshtein_weight"]
+
+SimilarityLike = TermSimilarityMatrix | Callable[[list[str]], TermSimilarityMatrix] | None
+
+
+def build_similarity(
+    terms: Sequence[str],
+    embeddings: Any = None,
+    *,
+    similarity: SimilarityLike = None,
+    levenshtein: bool | float = False,
+    document_frequencies: Sequence[float] | np.ndarray | None = None,
+    options: dict[str, Any] | None = None,
+) -> TermSimilarityMatrix:
+    """S over ``terms``.
+
+    Parameters
+    ----------
+    terms : sequence of str
+    embeddings : WordEmbeddings or gensim KeyedVectors, optional
+        Word vectors for :meth:`TermSimilarityMatrix.from_embeddings`.
+    similarity : TermSimilarityMatrix or callable, optional
+        A ready S (over ``terms`` or a superset, restricted to them), or a function
+        ``terms -> TermSimilarityMatrix``. Excludes ``embeddings`` and ``levenshtein``.
+    levenshtein : bool or float
+        Edit-distance similarity: alone it is S; with embeddings, ``True`` averages the two and a
+        float λ in (0, 1) gives ``λ·S_levenshtein + (1 − λ)·S_embeddings`` off the diagonal.
+    document_frequencies : array, optional
+        One per term: columns are filled rarest term first (else by term id).
+    options : dict, optional
+        ``nonzero_limit``, ``threshold``, ``exponent``, ``symmetric``, ``dominant``,
+        ``neighbors``, ``column_order`` (``"rarest"`` or ``"id"``) and any other keyword of
+        :meth:`TermSimilarityMatrix.from_embeddings`; missing ones take
+        :data:`~es_scm.defaults.SIMILARITY_DEFAULTS`.
+
+    Returns
+    -------
+    TermSimilarityMatrix
+        The identity when there is neither ``embeddings``, ``similarity`` nor ``levenshtein``.
+    """
+    terms = list(terms)
+    if similarity is not None:
+        if embeddings is not None or levenshtein:
+            raise ValueError("pass either similarity or embeddings/levenshtein, not both")
+        matrix = similarity if isinstance(similarity, TermSimilarityMatrix) else similarity(terms)
+        if not isinstance(matrix, TermSimilarityMatrix):
+            raise ValueError(f"similarity must give a TermSimilarityMatrix, got {matrix!r}")
+        return matrix.restrict(terms)
+    weight = levenshtein_weight(levenshtein)
+    if embeddings is None and weight == 0.0:
+        return TermSimilarityMatrix.identity(terms)
+    settings = {**SIMILARITY_DEFAULTS, **(options or {})}
+    if settings.pop("column_order") == "id":
+        document_frequencies = None
+    shared = {
+        key: settings[key] for key in ("nonzero_limit", "symmetric", "dominant") if key in settings
+    }
+    edit = None
+    if weight > 0.0:
+        edit = TermSimilarityMatrix.from_levenshtein(
+            terms, document_frequencies=document_frequencies, **shared
+        )
+    if embeddings is None:
+        assert edit is not None
+        return edit
+    semantic = TermSimilarityMatrix.from_embeddings(
+        terms, embeddings, document_frequencies=document_frequencies, **settings
+    )
+    if edit is None:
+        return semantic
+    weight = 0.5 if levenshtein is True else weight
+    return TermSimilarityMatrix.combine([(1.0 - weight, semantic), (weight, edit)])
+
+
+def levenshtein_weight(levenshtein: bool | float) -> float:
+    """1 or 0 for a bool, the weight itself for a float in (0, 1)."""
+    if isinstance(levenshtein, bool):
+        return 1.0 if levenshtein else 0.0
+    if isinstance(levenshtein, int | float) and 0.0 < levenshtein < 1.0:
+        return float(levenshtein)
+    raise ValueError(f"levenshtein must be a bool or a float in (0, 1), got {levenshtein!r}")

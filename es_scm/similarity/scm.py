@@ -1,0 +1,401 @@
+r"""The mathematics of the soft vector space model on the search path: Novotný (CIKM '18), §3–4.
+
+Reference: Vít Novotný, "Implementation Notes for the Soft Cosine Measure", CIKM '18,
+https://doi.org/10.1145/3269206.3269317 (``../shared/seeds/000_…`` and ``001_…``).
+
+Every score es-scm computes goes through the four functions here, called through the term
+similarity layer (:class:`es_scm.similarity.TermSimilarityMatrix`, which caches S as float64 CSR):
+indexing normalizes documents with :func:`normalize`, search expands queries with :func:`expand`
+and divides by :func:`soft_norm`, the local SCM and the brute-force reference use
+:func:`inner_product`. The theorems that the search path relies on but does not run (the Cholesky
+basis of Theorem 3.2 and the coordinate transforms of Theorems 4.1–4.3) are implemented as
+reference code, checked by the tests, in :mod:`es_scm.similarity.theorems`.
+
+Notation and conventions
+------------------------
+``S`` is the ``n × n`` term similarity matrix, :math:`s_{ij} = \langle\beta_i, \beta_j\rangle`
+(Definition 3.1); it is passed to every function here as a raw scipy sparse matrix (CSC or CSR,
+``spmatrix`` or ``sparray``) or a dense numpy array. The term weighting ``W`` of the paper is
+assumed to be applied already: a "vector" here is the weighted vector :math:`\mathbf{W}(x)_\alpha`.
+**Rows are documents** (scikit-learn's convention, unlike the paper and gensim); what counts as a
+vector and as a corpus is said in :mod:`es_scm.similarity.operands`.
+
+* **Lemma 3.3** — the inner product in the soft VSM is :math:`\langle x, y\rangle = x^T S y`;
+  its remark gives the soft cosine measure (SCM)
+
+  .. math:: \operatorname{SCM}(x, y) = \frac{x^T S y}{\sqrt{x^T S x}\,\sqrt{y^T S y}},
+
+  whose square roots are real when ``S`` is positive semi-definite, or when ``S`` and the
+  vectors are non-negative.
+* **Theorem 3.4 / Algorithm 1** — with at most ``C`` non-zeros per column of ``S``, the inner
+  product of a vector with ``m`` non-zeros costs ``O(m·C)``: only the columns (or rows) of ``S``
+  indexed by the non-zero coordinates are touched. The **corpus matrix form** that follows it,
+  :math:`X S Y^T` with every row divided by its soft norm
+  :math:`\sqrt{\operatorname{diag}(X S X^T)}`, is :func:`inner_product` for corpora.
+* **Theorem 4.1** — the query transform :math:`x' = S^T x` (:func:`expand`) turns the soft inner
+  product into a plain dot product with untransformed documents; **Theorem 4.2** — dividing
+  documents by their soft norm (:func:`normalize`) makes that dot product rank by the SCM.
+
+The ``normalized`` argument of :func:`inner_product` follows gensim 4.4's
+``SparseTermSimilarityMatrix.inner_product`` exactly: ``False`` keeps a vector as it is (query
+expansion), ``True`` divides it by its soft norm :math:`\sqrt{x^T S x}` (the SCM), and
+``'maintain'`` rescales it so that its soft norm equals its Euclidean norm, i.e. multiplies it by
+:math:`\lVert x\rVert_2 / \sqrt{x^T S x}` (query expansion with partial membership). As in gensim,
+results are clipped to ``[-1, 1]`` only when both sides are ``True``.
+
+All arithmetic is in float64, whatever the dtype of ``S``. A sparse ``S`` in CSC or CSR format is
+never densified nor copied as a whole: only the block of rows/columns selected by the non-zero
+coordinates is sliced out (other sparse formats are converted to CSC on every call).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from scipy import sparse
+
+from es_scm.similarity.operands import (
+    Matrix,
+    Normalization,
+    VectorOrCorpus,
+    as_similarity_matrix,
+    check_normalization,
+    coerce,
+    like_input,
+)
+
+__all__ = ["Normalization", "expand", "inner_product", "normalize", "soft_norm"]
+
+# Relative tolerance under which a computed xᵀSx is treated as a rounding-level zero.
+_ROUNDING_TOLERANCE = 1e-10
+
+
+# --------------------------------------------------------------------------------------------
+# Sparse kernels (Algorithm 1 and the corpus matrix form)
+# --------------------------------------------------------------------------------------------
+
+
+def _support(rows: sparse.csr_array) -> np.ndarray:
+    return np.unique(rows.indices)
+
+
+def _left_product(
+    rows: sparse.csr_array, S: sparse.csc_array | sparse.csr_array
+) -> sparse.csr_array:
+    """``rows @ S`` (each row x becomes xᵀS = (Sᵀx)ᵀ), reading only the rows of S in the support.
+
+    For a CSR ``S`` the row slice costs ``O(m·C)``; for a CSC ``S`` scipy's row slice makes one
+    vectorized pass over the index array of ``S`` (``O(nnz(S))`` integer work, no data copy).
+    """
+    support = _support(rows)
+    block = sparse.csr_array(S[support, :], dtype=np.float64)
+    return sparse.csr_array(rows[:, support] @ block)
+
+
+def _submatrix(
+    S: sparse.csc_array | sparse.csr_array, rows: np.ndarray, columns: np.ndarray
+) -> sparse.csr_array:
+    """``S[rows][:, columns]`` in float64, slicing the major axis of ``S`` first.
+
+    The major slice (columns of a CSC ``S``, rows of a CSR one) copies only the selected lines;
+    the minor slice then runs on that small block, so ``S`` is never copied or scanned whole.
+    """
+    block = S[:, columns][rows, :] if S.format == "csc" else S[rows, :][:, columns]
+    return sparse.csr_array(block, dtype=np.float64)
+
+
+def _bilinear(
+    S: sparse.csc_array | sparse.csr_array, X: sparse.csr_array, Y: sparse.csr_array
+) -> np.ndarray:
+    """The corpus matrix form ``X S Yᵀ`` of §3 (rows are documents) as a dense ``(m, n)`` array.
+
+    Algorithm 1 vectorized: xᵀSy = Σ x_i s_ij y_j over i in the support of x and j in the
+    support of y, so only the block of ``S`` with rows in the support of ``X`` and columns in
+    the support of ``Y`` is read: ``O(m·C)`` for a vector with ``m`` non-zeros as in Theorem
+    3.4; a corpus pair is a product of sparse matrices.
+    """
+    rows, columns = _support(X), _support(Y)
+    block = _submatrix(S, rows, columns)
+    product = sparse.csr_array(X[:, rows] @ block) @ Y[:, columns].T
+    return np.asarray(product.toarray(), dtype=np.float64).reshape(X.shape[0], Y.shape[0])
+
+
+def _squared_soft_norms(
+    S: sparse.csc_array | sparse.csr_array, X: sparse.csr_array, *, absolute: bool = False
+) -> np.ndarray:
+    """``diag(X S Xᵀ)``, the squared soft norms of the rows, as ``rowsum(X ∘ (X S))``.
+
+    Only the block of ``S`` on the support of ``X`` (rows and columns) is read. With
+    ``absolute``, ``diag(|X| |S| |X|ᵀ)`` instead: the magnitude against which rounding is judged.
+    """
+    support = _support(X)
+    restricted = X[:, support]
+    block = _submatrix(S, support, support)
+    if absolute:
+        restricted, block = abs(restricted), abs(block)
+    product = restricted @ block
+    return np.asarray(restricted.multiply(product).sum(axis=1), dtype=np.float64).reshape(-1)
+
+
+def _checked_squared_norms(
+    S: sparse.csc_array | sparse.csr_array, X: sparse.csr_array, name: str, *, allow_zero: bool
+) -> np.ndarray:
+    """Squared soft norms; raise ``ValueError`` when xᵀSx is not positive for a non-zero x.
+
+    A value within rounding error of zero is set to zero. When ``allow_zero`` is true (the soft
+    norm itself), a zero xᵀSx is accepted; when false (normalization), it is an error too.
+    """
+    squared = _squared_soft_norms(S, X)
+    nonzero_rows = np.diff(X.indptr) > 0
+    suspicious = np.flatnonzero(nonzero_rows & (squared <= 0.0))
+    if suspicious.size == 0:
+        return squared
+    scale = _squared_soft_norms(S, X[suspicious], absolute=True)
+    rounding = squared[suspicious] >= -_ROUNDING_TOLERANCE * scale
+    squared[suspicious[rounding]] = 0.0
+    negative = suspicious[~rounding]
+    if negative.size:
+        row = int(negative[0])
+        raise ValueError(
+            f"xᵀSx = {squared[row]:.6g} < 0 for the non-zero vector in row {row} of {name}: the"
+            " term similarity matrix S is not positive semi-definite (it has negative entries,"
+            " or the vector has negative weights), so the soft norm √(xᵀSx) and the SCM are"
+            " undefined"
+        )
+    if not allow_zero:
+        row = int(suspicious[0])
+        raise ValueError(
+            f"xᵀSx = 0 for the non-zero vector in row {row} of {name}: the term similarity matrix"
+            " S is not positive definite on it (a zero diagonal entry, or negative entries in S or"
+            " the vector cancelling out), so the vector cannot be normalized by its soft norm"
+        )
+    return squared
+
+
+def _row_magnitudes(X: sparse.csr_array) -> np.ndarray:
+    """``max_i |x_i|`` per row (0 for zero rows); dividing by it avoids under/overflow in xᵀSx."""
+    magnitudes = np.zeros(X.shape[0], dtype=np.float64)
+    nonempty = np.diff(X.indptr) > 0
+    if X.nnz:
+        magnitudes[nonempty] = np.maximum.reduceat(np.abs(X.data), X.indptr[:-1][nonempty])
+    return magnitudes
+
+
+def unit_rows(X: sparse.csr_array) -> tuple[sparse.csr_array, np.ndarray]:
+    """Rows divided by their largest absolute weight, and those weights (soft norms scale)."""
+    magnitudes = _row_magnitudes(X)
+    # divide (rather than multiply by 1/m, which overflows for subnormal m)
+    data = X.data / np.repeat(magnitudes, np.diff(X.indptr))
+    unit = sparse.csr_array((data, X.indices.copy(), X.indptr.copy()), shape=X.shape)
+    return unit, magnitudes
+
+
+def normalized_rows(
+    S: sparse.csc_array | sparse.csr_array, X: sparse.csr_array, mode: Normalization, name: str
+) -> sparse.csr_array:
+    """Rows normalized as gensim does: ``True`` → x/√(xᵀSx), ``'maintain'`` → x·‖x‖₂/√(xᵀSx),
+    ``False`` → x unchanged; zero rows stay zero.
+
+    The soft cosine measure is scale invariant, so rows are first divided by their largest
+    absolute weight: tiny or huge weights neither underflow nor overflow in xᵀSx.
+    """
+    if mode is False:
+        return X
+    unit, magnitudes = unit_rows(X)
+    squared = _checked_squared_norms(S, unit, name, allow_zero=False)
+    factors = np.zeros_like(squared)
+    positive = squared > 0.0
+    if mode == "maintain":
+        euclidean = np.asarray(unit.multiply(unit).sum(axis=1), dtype=np.float64).reshape(-1)
+        factors[positive] = magnitudes[positive] * np.sqrt(euclidean[positive] / squared[positive])
+    else:
+        factors[positive] = 1.0 / np.sqrt(squared[positive])
+    return scale_rows(unit, factors)
+
+
+def scale_rows(rows: sparse.csr_array, factors: np.ndarray) -> sparse.csr_array:
+    scaled = sparse.csr_array(sparse.diags_array(factors) @ rows)
+    scaled.eliminate_zeros()
+    return scaled
+
+
+# --------------------------------------------------------------------------------------------
+# Lemma 3.3, Theorem 3.4 / Algorithm 1, the corpus matrix form
+# --------------------------------------------------------------------------------------------
+
+
+def inner_product(
+    S: Matrix,
+    X: VectorOrCorpus,
+    Y: VectorOrCorpus,
+    normalized: tuple[Normalization, Normalization] | Normalization = (False, False),
+) -> float | np.ndarray:
+    r"""Inner products :math:`x^T S y` (Lemma 3.3) or soft cosine measures between X and Y.
+
+    Implements Algorithm 1 (Theorem 3.4) for vectors and the corpus matrix form of §3,
+    :math:`X S Y^T` with each row divided by its soft norm, for corpora (rows are documents),
+    with the ``normalized`` semantics of gensim 4.4's ``SparseTermSimilarityMatrix.inner_product``.
+
+    Parameters
+    ----------
+    S : scipy sparse matrix or array, or numpy.ndarray, shape (n_terms, n_terms)
+        The term similarity matrix, CSC (as in :class:`es_scm.TermSimilarityMatrix`) or CSR.
+        Only the block ``S[supp(X)][:, supp(Y)]`` (and, for normalized sides, the blocks on each
+        side's own support) is sliced out, major axis first.
+    X, Y : vector or corpus
+        A vector (1-D array, 1-D sparse array, 1-row sparse matrix, or ``[(term_id, weight), ...]``)
+        or a corpus (2-D array, sparse matrix, or list of bags of words) whose rows are documents.
+    normalized : tuple of {False, True, 'maintain'}, optional
+        Per side: ``False`` keeps the vectors as they are (query expansion), ``True`` divides them
+        by their soft norm :math:`\sqrt{x^T S x}` (``(True, True)`` gives the SCM), ``'maintain'``
+        multiplies them by :math:`\lVert x\rVert_2 / \sqrt{x^T S x}` (query expansion with partial
+        membership). A single value applies to both sides. With ``(True, True)`` the result is
+        clipped to ``[-1, 1]``, as in gensim.
+
+    Returns
+    -------
+    float or numpy.ndarray
+        vector × vector: a float; vector × corpus of n documents: shape ``(n,)``; corpus of m
+        documents × vector: shape ``(m,)``; corpus × corpus: shape ``(m, n)``. Zero vectors give 0.
+
+    Raises
+    ------
+    ValueError
+        If a normalized side has a non-zero vector with :math:`x^T S x \le 0` (S not positive
+        semi-definite on it, e.g. negative entries), if shapes disagree, or if ``normalized`` is
+        invalid.
+
+    Notes
+    -----
+    gensim's own vector × corpus path restricts the corpus to the terms of the query expansion
+    :math:`S^T x` *before* normalizing it, so a document's soft norm there ignores its other
+    terms; this function (like gensim's corpus × corpus path) always normalizes a document over
+    all of its terms, as the SCM requires.
+
+    Normalizing a corpus side costs a sparse product over the union of its documents' terms.
+    When ranking many documents against one query, store normalized documents
+    (:func:`normalize`) and use ``normalized=(True, False)``.
+    """
+    S = as_similarity_matrix(S)
+    if isinstance(normalized, tuple | list):
+        if len(normalized) != 2:
+            raise ValueError(f"normalized must be a pair, got {normalized!r}")
+        normalized_X, normalized_Y = normalized
+    else:
+        normalized_X = normalized_Y = normalized
+    normalized_X = check_normalization(normalized_X, "X")
+    normalized_Y = check_normalization(normalized_Y, "Y")
+
+    n_terms = S.shape[0]
+    x = coerce(X, n_terms, "X")
+    y = coerce(Y, n_terms, "Y")
+
+    rows_X = normalized_rows(S, x.rows, normalized_X, "X")
+    rows_Y = normalized_rows(S, y.rows, normalized_Y, "Y")
+    result = _bilinear(S, rows_X, rows_Y)
+    if normalized_X is True and normalized_Y is True:
+        np.clip(result, -1.0, 1.0, out=result)
+
+    if not x.is_corpus and not y.is_corpus:
+        return float(result[0, 0])
+    if not x.is_corpus:
+        return result[0, :]
+    if not y.is_corpus:
+        return result[:, 0]
+    return result
+
+
+def soft_norm(S: Matrix, X: VectorOrCorpus) -> float | np.ndarray:
+    r"""The soft norm :math:`\sqrt{x^T S x}` (the divisor of the SCM in the remark to Lemma 3.3).
+
+    Parameters
+    ----------
+    S : scipy sparse matrix or array, or numpy.ndarray, shape (n_terms, n_terms)
+        The term similarity matrix.
+    X : vector or corpus
+        See :func:`inner_product`.
+
+    Returns
+    -------
+    float or numpy.ndarray
+        A float for a vector; shape ``(m,)`` for a corpus of m documents. Zero vectors give 0.
+
+    Raises
+    ------
+    ValueError
+        If :math:`x^T S x < 0` (beyond rounding) for some row: S is not positive semi-definite.
+    """
+    S = as_similarity_matrix(S)
+    x = coerce(X, S.shape[0], "X")
+    unit, magnitudes = unit_rows(x.rows)
+    norms = magnitudes * np.sqrt(_checked_squared_norms(S, unit, "X", allow_zero=True))
+    return norms if x.is_corpus else float(norms[0])
+
+
+def normalize(S: Matrix, X: VectorOrCorpus, *, maintain: bool = False) -> Any:
+    r"""Divide every vector by its soft norm: :math:`y' = y / \sqrt{y^T S y}`.
+
+    This is the document transform :math:`(y')_\beta` of Theorems 4.2 and 4.3 (``y`` is the
+    weighted vector :math:`\mathbf{W}(y)_\alpha`). After it, :math:`y'^T S y' = 1`, so
+    :func:`inner_product` of normalized vectors with ``normalized=(False, False)`` is the SCM.
+
+    Parameters
+    ----------
+    S : scipy sparse matrix or array, or numpy.ndarray, shape (n_terms, n_terms)
+        The term similarity matrix.
+    X : vector or corpus
+        See :func:`inner_product`.
+    maintain : bool, optional
+        Use gensim's ``'maintain'`` normalization instead: multiply by
+        :math:`\lVert y\rVert_2 / \sqrt{y^T S y}`, so the soft norm becomes the Euclidean norm.
+
+    Returns
+    -------
+    numpy.ndarray or scipy.sparse.csr_array
+        Same kind as the input: a dense input gives a dense array of the same shape; a sparse or
+        bag-of-words input gives a CSR array of shape ``(m, n_terms)`` (``(1, n_terms)`` for a
+        vector). Zero rows stay zero.
+
+    Raises
+    ------
+    ValueError
+        If a non-zero row has :math:`y^T S y \le 0`.
+    """
+    S = as_similarity_matrix(S)
+    x = coerce(X, S.shape[0], "X")
+    normalized = normalized_rows(S, x.rows, "maintain" if maintain else True, "X")
+    return like_input(normalized, x)
+
+
+def expand(S: Matrix, X: VectorOrCorpus) -> sparse.csr_array:
+    r"""Query expansion :math:`x' = S^T x` (Theorem 4.1 and the inverted-index remark of §4).
+
+    Theorem 4.1: if :math:`x' = S^T x`, then the plain dot product :math:`x'^T y` equals the soft
+    inner product :math:`x^T S y` for every document ``y``, which is left untouched (so S can
+    change without reindexing, and S may be arbitrary). The non-zero coordinates of ``x'`` are the
+    terms whose postings an inverted index must retrieve, with ``x'`` as their boosts; there are
+    at most ``m·C`` of them for ``m`` query terms and ``C`` non-zeros per row of S.
+
+    Parameters
+    ----------
+    S : scipy sparse matrix or array, or numpy.ndarray, shape (n_terms, n_terms)
+        The term similarity matrix. Only the rows of S indexed by the query's non-zero terms are
+        read: ``O(m·C)`` for a CSR S; for a CSC S, scipy's row slice scans the index array once.
+        (For a *symmetric* CSC S, pass ``S.T``, a free CSR view of the same matrix, for
+        ``O(m·C)``.)
+    X : vector or corpus
+        Query vector(s), see :func:`inner_product`.
+
+    Returns
+    -------
+    scipy.sparse.csr_array
+        Shape ``(1, n_terms)`` for a vector, ``(m, n_terms)`` for a corpus; row i is
+        :math:`(S^T x_i)^T`, with explicit zeros removed.
+    """
+    S = as_similarity_matrix(S)
+    x = coerce(X, S.shape[0], "X")
+    expanded = _left_product(x.rows, S)
+    expanded.eliminate_zeros()
+    expanded.sort_indices()
+    return expanded

@@ -1,0 +1,220 @@
+r"""Word embeddings as a source of term similarities for S.
+
+Implements :math:`s_{ij} = \cos(e_i, e_j)^{\text{exponent}}` for
+:math:`\cos(e_i, e_j) > \text{threshold}` (the word-embedding similarity of Charlet and Damnati),
+with each column's candidates handed to the one greedy builder
+(:func:`es_scm.similarity.builder.greedy_matrix`), which bounds S to ``nonzero_limit``
+off-diagonal non-zeros per column.
+
+Like gensim's ``most_similar(term, topn)``, a neighbour search (:data:`Search`) gives a term's
+most similar words; three of them, chosen with ``neighbors``:
+
+``"terms"`` (the default)
+    The most similar among the model's own terms: every neighbour found is usable.
+``"vocabulary"``
+    The most similar words of the *whole* embedding vocabulary, of which those among the terms are
+    kept (gensim's semantics, so fewer than ``nonzero_limit`` may remain).
+``"gensim"``
+    The ``"vocabulary"`` neighbours computed with gensim's own float32 arithmetic, so that S
+    equals gensim's bit for bit: the opt-in compatibility module
+    :mod:`es_scm.similarity.gensim_compat`.
+
+The first two use exact blocked BLAS products (:func:`es_scm.similarity.neighbors.top_candidates`):
+no approximate index, fast enough for vocabularies of 10⁵–10⁶ words; ties are broken by term id
+(``"terms"``) or by embedding row (``"vocabulary"``).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+from scipy import sparse
+
+from es_scm.defaults import NEIGHBOR_MODES
+from es_scm.similarity.builder import column_order, greedy_matrix
+from es_scm.similarity.embeddings import WordEmbeddings
+from es_scm.similarity.neighbors import top_candidates, unit_rows
+from es_scm.validation import (
+    NON_NEGATIVE_INT,
+    POSITIVE_INT,
+    Boolean,
+    Interval,
+    Options,
+    OrNone,
+    check,
+    check_dtype,
+    check_terms,
+    validate,
+)
+
+__all__ = ["Search", "as_embeddings", "embedding_matrix", "nonzero_budget"]
+
+logger = logging.getLogger(__name__)
+
+#: A neighbour search: (term id, k) → (term ids, -1 for words that are not terms; float32
+#: cosines), most similar first.
+Search = Callable[[int, int], tuple[np.ndarray, np.ndarray]]
+
+_THRESHOLD = Interval(float, -1.0, 1.0, closed="left")
+_EXPONENT = Interval(float, 0.0, math.inf, closed="neither")
+_EMPTY = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
+_CONSTRAINTS = {
+    "nonzero_limit": OrNone(NON_NEGATIVE_INT),
+    "threshold": _THRESHOLD,
+    "exponent": _EXPONENT,
+    "symmetric": Boolean(),
+    "dominant": Boolean(),
+    "neighbors": Options(NEIGHBOR_MODES),
+    "batch_size": OrNone(POSITIVE_INT),
+}
+
+
+def nonzero_budget(nonzero_limit: Any, n_terms: int) -> int:
+    """The per-column budget; None means unlimited (``n_terms``, as in gensim)."""
+    return (
+        n_terms
+        if nonzero_limit is None
+        else check(nonzero_limit, "nonzero_limit", NON_NEGATIVE_INT)
+    )
+
+
+def as_embeddings(embeddings: Any) -> WordEmbeddings:
+    """:class:`WordEmbeddings` as they are, or from gensim ``KeyedVectors``."""
+    if isinstance(embeddings, WordEmbeddings):
+        return embeddings
+    if hasattr(embeddings, "index_to_key") and hasattr(embeddings, "vectors"):
+        return WordEmbeddings.from_gensim(embeddings)
+    raise ValueError(
+        f"embeddings must be WordEmbeddings or gensim KeyedVectors, got {type(embeddings).__name__}"
+    )
+
+
+def embedding_matrix(
+    terms: Sequence[str], embeddings: Any, options: Mapping[str, Any]
+) -> tuple[sparse.csc_matrix, dict[str, Any]]:
+    """S over ``terms`` from word embeddings, and the record of how it was built.
+
+    ``options`` are the keyword arguments of
+    :meth:`es_scm.similarity.TermSimilarityMatrix.from_embeddings` (all of them), checked here.
+    """
+    terms = check_terms(terms)
+    options = validate(options, _CONSTRAINTS)
+    nonzero_limit, threshold, exponent = (
+        options[k] for k in ("nonzero_limit", "threshold", "exponent")
+    )
+    symmetric, dominant, neighbors = (options[k] for k in ("symmetric", "dominant", "neighbors"))
+    document_frequencies, batch_size = options["document_frequencies"], options["batch_size"]
+    limit = nonzero_budget(nonzero_limit, len(terms))
+    if threshold < 0 and not float(exponent).is_integer():
+        raise ValueError(
+            f"a negative threshold ({threshold}) needs an integer exponent, got {exponent}: "
+            "a negative similarity has no real non-integer power"
+        )
+    dtype = check_dtype(options["dtype"])
+    embeddings = as_embeddings(embeddings)
+    order, rank = column_order(len(terms), document_frequencies)
+
+    term_rows = embeddings.indices(terms)  # embedding row of each term, -1 if none
+    search = _searches()[neighbors](embeddings.vectors, term_rows, limit, batch_size)
+
+    def candidates(t1: int, budget: int) -> tuple[np.ndarray, np.ndarray]:
+        row, sims = search(t1, budget)
+        keep = (row >= 0) & (sims > threshold)
+        row = row[keep]
+        if exponent == 2.0:
+            values = np.square(sims[keep], dtype=np.float64).astype(dtype)
+        else:
+            values = np.power(sims[keep].astype(np.float64), exponent).astype(dtype)
+        if len(row) > 1:
+            sort = np.argsort(rank[row])  # ranks are distinct
+            row, values = row[sort], values[sort]
+        return row, values
+
+    matrix = greedy_matrix(len(terms), order, limit, candidates, symmetric, dominant, dtype)
+    info = {
+        "source": "embeddings",
+        "embeddings": embeddings.describe(),
+        "terms_with_vectors": int((term_rows >= 0).sum()),
+        "nonzero_limit": nonzero_limit,
+        "threshold": threshold,
+        "exponent": exponent,
+        "symmetric": symmetric,
+        "dominant": dominant,
+        "neighbors": neighbors,
+        "column_order": "id" if document_frequencies is None else "rarest",
+    }
+    logger.info("S from %s: %d terms, %d non-zeros", embeddings.name, len(terms), matrix.nnz)
+    return matrix, info
+
+
+def _searches() -> dict[str, Callable[..., Search]]:
+    from es_scm.similarity.gensim_compat import gensim_neighbours  # opt-in: loaded on demand
+
+    return {
+        "terms": terms_neighbours,
+        "vocabulary": vocabulary_neighbours,
+        "gensim": gensim_neighbours,
+    }
+
+
+def terms_neighbours(
+    vectors: np.ndarray, term_rows: np.ndarray, limit: int, batch_size: int | None
+) -> Search:
+    """``search(t, k)``: term t's k most similar terms (ties by term order)."""
+    has_vector = np.flatnonzero(term_rows >= 0)
+    if limit == 0 or len(has_vector) < 2:
+        return lambda t1, budget: _EMPTY
+    unit = unit_rows(vectors[term_rows[has_vector]])
+    k = min(limit + 1, len(has_vector))  # + 1: the term itself is among its most similar
+    found = top_candidates(unit, unit, k, block_size=batch_size)
+    return _ranked_search(found, term_rows, np.arange(len(has_vector)), has_vector)
+
+
+def vocabulary_neighbours(
+    vectors: np.ndarray, term_rows: np.ndarray, limit: int, batch_size: int | None
+) -> Search:
+    """``search(t, k)``: term t's k most similar words in the whole vocabulary, as term ids.
+
+    Words that are not terms come back as -1 (and are dropped by the caller), as gensim's
+    ``WordEmbeddingSimilarityIndex`` does; ties are broken by embedding row.
+    """
+    has_vector = np.flatnonzero(term_rows >= 0)
+    if limit == 0 or not len(has_vector) or len(vectors) < 2:
+        return lambda t1, budget: _EMPTY
+    to_term = np.full(len(vectors), -1, dtype=np.int64)
+    to_term[term_rows[has_vector]] = has_vector
+    unit = unit_rows(vectors)
+    k = min(limit + 1, len(vectors))  # + 1: the word itself is among its most similar
+    found = top_candidates(unit[term_rows[has_vector]], unit, k, block_size=batch_size)
+    return _ranked_search(found, term_rows, term_rows[has_vector], to_term)
+
+
+def _ranked_search(
+    found: tuple[np.ndarray, np.ndarray, np.ndarray],
+    term_rows: np.ndarray,
+    own_rows: np.ndarray,
+    to_term: np.ndarray,
+) -> Search:
+    """A search over :func:`top_candidates` results: most similar first, ties by base row.
+
+    The candidates of the i-th term with a vector are base rows; ``own_rows[i]`` is the term's
+    own row among them (left out), and ``to_term`` maps a base row to a term id (or -1).
+    """
+    indptr, rows, sims = found
+    position = np.full(len(term_rows), -1, dtype=np.int64)
+    position[term_rows >= 0] = np.arange(int((term_rows >= 0).sum()))
+
+    def search(t1: int, budget: int) -> tuple[np.ndarray, np.ndarray]:
+        p = position[t1]
+        if p < 0:
+            return _EMPTY
+        candidates, values = rows[indptr[p] : indptr[p + 1]], sims[indptr[p] : indptr[p + 1]]
+        best = np.lexsort((candidates, -values))
+        best = best[candidates[best] != own_rows[p]][:budget]
+        return to_term[candidates[best]], values[best]
+
+    return search
