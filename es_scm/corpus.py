@@ -30,6 +30,7 @@ Examples
 
 from __future__ import annotations
 
+import codecs
 import csv
 import gzip
 import io
@@ -122,6 +123,10 @@ def read_corpus(
         For a missing file, an unknown format or bad input (with the file and line).
     """
     path = Path(path)
+    try:
+        codecs.lookup(encoding)
+    except LookupError:
+        raise CorpusError(f"unknown encoding {encoding!r} (e.g. utf-8, latin-1, cp1252)") from None
     format = detect_format(path) if format is None else format
     if format not in FORMATS:
         raise CorpusError(f"unknown corpus format {format!r}; choose from {', '.join(FORMATS)}")
@@ -257,9 +262,12 @@ def _read_delimited(
     path: Path, delimiter: str, id_field: str, text_field: str, encoding: str
 ) -> Iterator[Document]:
     _raise_csv_field_limit()
+    kind = "TSV" if delimiter == "\t" else "CSV"
+    start = 1
     try:
         with _open_text(path, encoding) as stream:
-            reader = csv.reader(stream, delimiter=delimiter)
+            # strict: a stray quote is an error with its line, never two records merged
+            reader = csv.reader(stream, delimiter=delimiter, strict=True)
             header = next(reader, None)
             if header is None:
                 raise CorpusError(f"{path}: empty file, expected a header row")
@@ -288,7 +296,10 @@ def _read_delimited(
     except UnicodeDecodeError as error:
         raise CorpusError(f"{path}: not valid {encoding} ({error.reason})") from None
     except csv.Error as error:
-        raise CorpusError(f"{path}: bad {('CSV', 'TSV')[delimiter == chr(9)]} ({error})") from None
+        raise CorpusError(
+            f"{path}, line {start}: bad {kind} ({error}); a quote that opens a field on this line "
+            "is not closed where the field ends"
+        ) from None
     except (OSError, EOFError) as error:
         raise CorpusError(f"{path}: cannot read ({error})") from None
 

@@ -158,6 +158,7 @@ def run_demo(
         If ``index`` exists and was not created by es-scm (the demo does not touch it).
     """
     from es_scm.elastic import SCMIndex, client_from_env
+    from es_scm.elastic.connection import redact_url
     from es_scm.model import SoftCosineModel
     from es_scm.similarity import WordEmbeddings
 
@@ -179,7 +180,7 @@ def run_demo(
             url = LocalElasticsearch().start()
         client = client_from_env(url, **(connection or {}))
     client.cluster.health(wait_for_status="yellow", timeout="60s")
-    url = url or _client_url(client)
+    url = redact_url(url or _client_url(client))  # shown and returned without credentials
     step(f"Elasticsearch at {url}", started)
 
     started = time.perf_counter()

@@ -291,7 +291,8 @@ def test_build_index_search_matches_the_python_api(
         "--es-url", es_url, "--batch-size", "2", "--concurrency", "3", "--optimize",
     )  # fmt: skip
     assert code == EXIT_OK, err
-    assert "indexed 6, failed 0, empty 0" in out
+    assert "indexed 6 (created 6, updated 0), failed 0, skipped 0, duplicates 0, empty 0" in out
+    assert "the index holds 6 documents" in out
     assert f"merged {index_name} into one segment" in out
     assert len(es_client.cat.segments(index=index_name, format="json")) == 1
 
@@ -386,7 +387,7 @@ def test_partial_failure_exits_3(
         "--es-url", es_url,
     )  # fmt: skip
     assert code == EXIT_PARTIAL
-    assert "indexed 2, failed 1, empty 1" in out
+    assert "indexed 2 (created 2, updated 0), failed 1, skipped 0, duplicates 0, empty 1" in out
     assert "ok2" in out  # the empty document is named
     assert "bad: HTTP 400" in err
     assert "Traceback" not in err

@@ -8,6 +8,8 @@ leaves every document present exactly once.
 from __future__ import annotations
 
 import os
+import threading
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -15,6 +17,7 @@ import pytest
 from es_scm import SoftCosineModel
 from es_scm.elastic import SCMIndex
 from es_scm.elastic.connection import client_from_env
+from es_scm.elastic.ingest import IngestError
 from es_scm.tools.es_local import LocalElasticsearch
 
 pytestmark = pytest.mark.integration
@@ -65,14 +68,22 @@ def test_stop_in_the_middle_then_rerun(dedicated_node):
                 dedicated_node.stop()
             yield document
 
-    report = index.index_documents(
-        interrupted(), batch_size=200, max_retries=1, initial_backoff=0.1, refresh=False
-    )
-    assert report.failed > 0
-    assert report.indexed + report.failed == N_DOCUMENTS
-    assert len(report.failures) == report.failed
-    assert all("connection" in reason.lower() for _, reason in report.failures)
+    with pytest.raises(IngestError, match="cannot reach Elasticsearch") as stopped:
+        index.index_documents(
+            interrupted(),
+            batch_size=200,
+            max_retries=1,
+            initial_backoff=0.1,
+            retry_budget=3,
+            refresh=False,
+        )
+    report = stopped.value.report
+    assert report.skipped > 0  # the batches in flight when the node went away
+    assert report.failed == 0  # nothing is called failed that Elasticsearch did not reject
     assert report.indexed >= STOP_AFTER - 200  # the batches before the stop went through
+    assert report.indexed + report.skipped <= N_DOCUMENTS
+    assert report.index_count is None
+    assert any("could not be counted" in warning for warning in report.warnings)
 
     dedicated_node.start()
     client.cluster.health(index=index.name, wait_for_status="yellow", timeout="60s")
@@ -83,4 +94,33 @@ def test_stop_in_the_middle_then_rerun(dedicated_node):
     ids = [d["id"] for d in documents()]
     found = client.mget(index=index.name, ids=ids, source=False)["docs"]
     assert all(doc["found"] for doc in found)
+    index.delete()
+
+
+def test_a_node_that_comes_back_within_the_retry_budget_loses_nothing(dedicated_node):
+    texts = [d["text"] for d in documents()]
+    model = SoftCosineModel.build(texts)
+    client = client_from_env(dedicated_node.url, max_retries=0, request_timeout=10)
+    index = SCMIndex(client, "es-scm-test-comeback", model)
+    index.delete()
+    index.create()
+    restarted = threading.Event()
+
+    def restart_later() -> None:
+        time.sleep(2)
+        dedicated_node.start()
+        restarted.set()
+
+    def interrupted() -> Iterator[dict]:
+        for document in documents():
+            if document["n"] == STOP_AFTER:
+                dedicated_node.stop()
+                threading.Thread(target=restart_later, daemon=True).start()
+            yield document
+
+    report = index.index_documents(interrupted(), batch_size=200, retry_budget=180)
+    assert restarted.is_set()
+    assert report.ok, (report.summary(), report.failures[:3], report.stopped)
+    assert report.indexed == N_DOCUMENTS
+    assert report.index_count == N_DOCUMENTS
     index.delete()

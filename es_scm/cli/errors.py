@@ -39,12 +39,13 @@ def one_line(error: BaseException) -> str:
 
 
 def describe(error: BaseException, url: str = "Elasticsearch") -> tuple[str, int]:
-    """The one-line message and exit code of an error; ``url`` names the cluster."""
+    """The one-line message and exit code of an error; ``url`` names the cluster (redacted)."""
     from elastic_transport import ConnectionError as TransportConnectionError
-    from elastic_transport import ConnectionTimeout
+    from elastic_transport import ConnectionTimeout, TlsError
     from elasticsearch import ApiError, AuthenticationException, AuthorizationException
 
     from es_scm.corpus import CorpusError
+    from es_scm.elastic.connection import error_reason
     from es_scm.elastic.schema import IndexNotFoundError, ModelMismatchError
     from es_scm.tools.es_local import LocalElasticsearchError
 
@@ -52,18 +53,32 @@ def describe(error: BaseException, url: str = "Elasticsearch") -> tuple[str, int
         return one_line(error), error.code
     if isinstance(error, ConnectionTimeout):
         return f"Elasticsearch at {url} timed out ({one_line(error)}); try --timeout", EXIT_ERROR
+    if isinstance(error, TlsError) or "CERTIFICATE_VERIFY_FAILED" in str(error):
+        return (
+            f"TLS certificate verification failed for {url} ({_tls_detail(error)}); pass the "
+            "cluster's CA certificate with --ca-certs PEM (or $ES_CA_CERTS), or --no-verify-certs "
+            "for testing",
+            EXIT_ERROR,
+        )
     if isinstance(error, TransportConnectionError):
         return (
-            f"cannot reach Elasticsearch at {url}; start one with `es-scm es start` or set "
-            f"--es-url / ES_URL ({one_line(error)[:200]})",
+            f"cannot reach Elasticsearch at {url} ({_connection_detail(error)}); start one with "
+            "`es-scm es start` or set --es-url / ES_URL",
             EXIT_ERROR,
         )
     if isinstance(error, AuthenticationException):
-        return f"Elasticsearch at {url} refused the credentials (HTTP 401)", EXIT_ERROR
+        return (
+            f"Elasticsearch at {url} refused the credentials (HTTP 401: {error_reason(error)}); "
+            "check --username/--password or --api-key",
+            EXIT_ERROR,
+        )
     if isinstance(error, AuthorizationException):
-        return f"not allowed by Elasticsearch at {url} (HTTP 403): {error.message}", EXIT_ERROR
+        return (
+            f"not allowed by Elasticsearch at {url} (HTTP 403: {error_reason(error)})",
+            EXIT_ERROR,
+        )
     if isinstance(error, ApiError):
-        return f"Elasticsearch error (HTTP {error.meta.status}): {one_line(error)}", EXIT_ERROR
+        return f"Elasticsearch error (HTTP {error.meta.status}): {error_reason(error)}", EXIT_ERROR
     if isinstance(error, IndexNotFoundError):
         return f"{one_line(error)} (create it with `es-scm index`)", EXIT_ERROR
     if isinstance(error, ModelMismatchError | CorpusError | LocalElasticsearchError):
@@ -74,3 +89,30 @@ def describe(error: BaseException, url: str = "Elasticsearch") -> tuple[str, int
     if isinstance(error, ValueError | ImportError | OSError | RuntimeError):
         return one_line(error), EXIT_ERROR
     return f"unexpected {type(error).__name__}: {one_line(error)}", EXIT_ERROR
+
+
+def _connection_detail(error: BaseException) -> str:
+    """What went wrong with a connection, in words, not cut in the middle of one."""
+    text = one_line(error)
+    for phrase in ("Connection refused", "Name or service not known", "No route to host",
+                   "Connection reset", "timed out", "Network is unreachable"):  # fmt: skip
+        if phrase.lower() in text.lower():
+            return phrase.lower()
+    return shorten_words(text, 160)
+
+
+def _tls_detail(error: BaseException) -> str:
+    text = one_line(error)
+    marker = "certificate verify failed:"
+    if marker in text:
+        return shorten_words(text[text.index(marker) :].split(")")[0], 120)
+    return shorten_words(text, 120)
+
+
+def shorten_words(text: str, width: int) -> str:
+    """``text`` cut at a word boundary to at most ``width`` characters, with an ellipsis."""
+    text = " ".join(text.split())
+    if len(text) <= width:
+        return text
+    cut = text[: width - 1].rsplit(" ", 1)[0]
+    return cut.rstrip(",;:") + "…"

@@ -5,8 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from es_scm.cli.errors import EXIT_OK, EXIT_PARTIAL, CLIError
 from es_scm.cli.options import (
@@ -19,9 +18,10 @@ from es_scm.cli.options import (
     progress_bar,
     read_documents,
 )
+from es_scm.validation import Interval, argparse_type
 
 if TYPE_CHECKING:  # pragma: no cover
-    from es_scm.documents import Document
+    from es_scm.elastic.ingest import IngestError, IngestReport
 
 MAX_FAILURES_SHOWN = 10
 
@@ -48,6 +48,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=2,
         help="bulk requests in flight at once (default 2)",
     )
+    parser.add_argument(
+        "--retry-budget",
+        type=argparse_type(Interval(float, 0.0, None), float),
+        default=60.0,
+        metavar="S",
+        help="seconds to keep retrying a cluster that cannot be reached before stopping "
+        "(default 60)",
+    )
     parser.add_argument("--recreate", action="store_true", help="delete the index first")
     parser.add_argument(
         "--optimize",
@@ -59,8 +67,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from es_scm.corpus import CorpusError, count_documents
+    from es_scm.corpus import count_documents
     from es_scm.elastic import SCMIndex
+    from es_scm.elastic.ingest import IngestError, IngestInterrupted
 
     model = load_model(args.model)
     documents = read_documents(args)
@@ -69,46 +78,66 @@ def run(args: argparse.Namespace) -> int:
     if args.recreate and index.delete():
         print(f"deleted the index {args.index!r}", file=sys.stderr)
     created = index.create(shards=args.shards, replicas=args.replicas, exist_ok=True)
-    read = 0
-
-    def counted() -> Iterator[Document]:
-        nonlocal read
-        for document in documents:
-            read += 1
-            yield document
-
     progress = progress_bar(total, args.no_progress)
     try:
         report = index.index_documents(
-            counted(),
+            documents,
             batch_size=args.batch_size,
             concurrency=args.concurrency,
+            retry_budget=args.retry_budget,
             create=False,
             progress=progress,
         )
-    except CorpusError as error:
-        raise CLIError(
-            f"{error}; stopped after reading {max(read - 1, 0)} documents (fix the corpus and "
-            "rerun: document ids make reruns overwrite)"
-        ) from error
-    finally:
-        if progress is not None:
-            progress.close()
-    state = "created" if created else "existing"
-    print(f"{args.index} ({state} index): {report.summary()}")
+    except (IngestError, IngestInterrupted) as stopped:
+        _close(progress)
+        _print_report(args, created, stopped.report)
+        if isinstance(stopped, IngestInterrupted):
+            raise
+        raise CLIError(_stopped_message(stopped, stopped.report)) from stopped
+    _close(progress)
+    _print_report(args, created, report)
     if args.optimize:
         started = time.perf_counter()
         index.optimize()
         print(f"merged {args.index} into one segment in {time.perf_counter() - started:.1f}s")
+    return EXIT_OK if report.ok else EXIT_PARTIAL
+
+
+def _close(progress: Any) -> None:
+    if progress is not None:
+        progress.close()
+
+
+def _print_report(args: argparse.Namespace, created: bool, report: IngestReport) -> None:
+    """The summary, on every exit path: counts, then the documents that need a look."""
+    state = "created" if created else "existing"
+    print(f"{args.index} ({state} index): {report.summary()}")
     if report.empty:
         shown = ", ".join(report.empty_ids[:5])
         print(f"{report.empty} empty document(s) (no vocabulary term; never matched): {shown}")
+    if report.duplicates:
+        shown = ", ".join(report.duplicate_ids[:5])
+        print(
+            f"{report.duplicates} duplicate id(s) in the corpus (the later document wins): {shown}"
+        )
+    for warning in report.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
     if report.failed:
         print(f"{report.failed} document(s) failed; the first:", file=sys.stderr)
         for doc_id, reason in report.failures[:MAX_FAILURES_SHOWN]:
-            print(f"  {doc_id}: {shorten(reason, 200)}", file=sys.stderr)
-        return EXIT_PARTIAL
-    return EXIT_OK
+            print(f"  {shorten(doc_id, 60)}: {shorten(reason, 200)}", file=sys.stderr)
+
+
+def _stopped_message(error: IngestError, report: IngestReport) -> str:
+    from es_scm.corpus import CorpusError
+
+    cause = error.__cause__
+    if isinstance(cause, CorpusError):
+        return (
+            f"{cause}; stopped after {report.indexed + report.failed} documents (fix the corpus "
+            "and rerun: document ids make reruns overwrite)"
+        )
+    return f"{error}; rerun to complete the index (document ids make reruns overwrite)"
 
 
 def shorten(text: str, width: int) -> str:

@@ -28,7 +28,8 @@ from typing import Any
 from es_scm._version import __version__
 from es_scm.cli import demo, es, evaluate, index, model, search, similarity
 from es_scm.cli.errors import EXIT_ERROR, EXIT_INTERRUPTED, EXIT_USAGE, describe
-from es_scm.cli.options import Parents, es_url, register
+from es_scm.cli.options import Parents, es_url, register, secrets
+from es_scm.elastic.connection import redact, redact_url
 
 __all__ = ["build_parser", "main"]
 
@@ -96,12 +97,13 @@ def main(argv: list[str] | None = None) -> int:
     _configure_logging(verbose)
     try:
         return int(args.handler(args))
-    except KeyboardInterrupt:
+    except KeyboardInterrupt:  # an ingestion printed its report before
         print("es-scm: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
     except Exception as error:
-        url = es_url(args) if hasattr(args, "es_url") else "Elasticsearch"
+        url = redact_url(es_url(args)) if hasattr(args, "es_url") else "Elasticsearch"
         message, code = describe(error, url)
+        message = redact(message, secrets(args))
         if verbose:
             traceback.print_exc()
         elif code == EXIT_ERROR and message.startswith("unexpected"):

@@ -129,6 +129,20 @@ def es_url(args: argparse.Namespace) -> str:
     return getattr(args, "es_url", None) or os.environ.get("ES_URL") or LocalElasticsearch().url
 
 
+def secrets(args: argparse.Namespace) -> list[str | None]:
+    """Every credential a message might show: never printed (see :func:`redact`)."""
+    from es_scm.elastic.connection import split_credentials
+
+    values = [getattr(args, "password", None), getattr(args, "api_key", None)]
+    values += [os.environ.get("ES_PASSWORD"), os.environ.get("ES_API_KEY")]
+    if getattr(args, "api_key", None) and ":" in args.api_key:
+        values += args.api_key.split(":", 1)
+    for url in (getattr(args, "es_url", None), os.environ.get("ES_URL")):
+        if url:
+            values.append(split_credentials(url)[2])
+    return values
+
+
 def connection_kwargs(args: argparse.Namespace) -> dict[str, Any]:
     """The connection options given on the command line, for :func:`client_from_env`."""
     keys = ("api_key", "username", "password", "ca_certs", "verify_certs")

@@ -18,7 +18,9 @@ Environment variables (arguments take precedence):
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from typing import Any
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 from elasticsearch import Elasticsearch
 
@@ -46,11 +48,12 @@ def connection_options(
     """
     url = url or os.environ.get("ES_URL") or DEFAULT_URL
     if not url.startswith(("http://", "https://")):
-        raise ValueError(f"ES_URL must start with http:// or https://, got {url!r}")
+        raise ValueError(f"ES_URL must start with http:// or https://, got {redact_url(url)!r}")
+    url, url_username, url_password = split_credentials(url)
     options: dict[str, Any] = {"hosts": [url]}
     api_key = api_key or os.environ.get("ES_API_KEY")
-    username = username or os.environ.get("ES_USERNAME")
-    password = password or os.environ.get("ES_PASSWORD")
+    username = username or os.environ.get("ES_USERNAME") or url_username
+    password = password or os.environ.get("ES_PASSWORD") or url_password
     if api_key:
         options["api_key"] = tuple(api_key.split(":", 1)) if ":" in api_key else api_key
     elif username or password:
@@ -67,6 +70,33 @@ def connection_options(
     if verify_certs is not None:
         options["verify_certs"] = verify_certs
     return options
+
+
+def split_credentials(url: str) -> tuple[str, str | None, str | None]:
+    """``https://user:pass@host:9200`` → (``https://host:9200``, user, pass)."""
+    parts = urlsplit(url)
+    if parts.username is None and parts.password is None:
+        return url, None, None
+    host = parts.hostname or ""
+    if ":" in host:  # an IPv6 address
+        host = f"[{host}]"
+    netloc = f"{host}:{parts.port}" if parts.port else host
+    bare = urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
+    username = unquote(parts.username) if parts.username else None
+    password = unquote(parts.password) if parts.password else None
+    return bare, username, password
+
+
+def redact_url(url: str) -> str:
+    """The URL without its credentials, to show to people."""
+    return split_credentials(url)[0]
+
+
+def redact(text: str, secrets: list[str | None]) -> str:
+    """``text`` with every secret replaced by ``***`` (URL credentials included)."""
+    for secret in sorted((s for s in secrets if s and len(s) >= 3), key=len, reverse=True):
+        text = text.replace(secret, "***")
+    return text
 
 
 def fast_serializers() -> dict[str, Any] | None:
@@ -179,3 +209,15 @@ def cluster_max_clauses(client: Elasticsearch) -> int:
         by_whole_gb = heap_bytes // 2**30 * 65_536 // threads
         limits.append(max(DEFAULT_MAX_CLAUSES, min(by_mb, by_whole_gb)))
     return min(limits, default=DEFAULT_MAX_CLAUSES)
+
+
+def error_reason(error: Exception) -> str:
+    """``type: reason`` of an Elasticsearch error response (its message when it has none)."""
+    body = getattr(error, "body", None)
+    cause = body.get("error") if isinstance(body, Mapping) else None
+    if isinstance(cause, Mapping):
+        root = (cause.get("root_cause") or [cause])[0]
+        kind = root.get("type", cause.get("type"))
+        reason = root.get("reason", cause.get("reason"))
+        return f"{kind}: {reason}" if reason else str(kind)
+    return " ".join(str(getattr(error, "message", None) or error).split())

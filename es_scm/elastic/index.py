@@ -10,10 +10,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from elasticsearch import Elasticsearch
+from elasticsearch import ApiError, Elasticsearch, TransportError
 
 from es_scm.documents import Document
-from es_scm.elastic.ingest import DocumentIngester, IngestReport
+from es_scm.elastic.connection import error_reason
+from es_scm.elastic.ingest import DocumentIngester, IngestError, IngestReport
 from es_scm.elastic.query import QueryType
 from es_scm.elastic.schema import check_model, index_mapping, index_settings
 from es_scm.elastic.searcher import Filter, Mode, Searcher, SearchResult
@@ -123,11 +124,17 @@ class SCMIndex:
                 raise ValueError(f"index {self.name!r} exists already (pass exist_ok=True)")
             self.check()
             return False
-        self.client.indices.create(
-            index=self.name,
-            settings=index_settings(self.client, shards=shards, replicas=replicas),
-            mappings=index_mapping(self.model),
-        )
+        try:
+            self.client.indices.create(
+                index=self.name,
+                settings=index_settings(self.client, shards=shards, replicas=replicas),
+                mappings=index_mapping(self.model),
+            )
+        except ApiError as error:  # another process created it meanwhile: use theirs
+            if "resource_already_exists_exception" not in error_reason(error) or not exist_ok:
+                raise
+            self.check()
+            return False
         self._checked = True
         return True
 
@@ -169,6 +176,7 @@ class SCMIndex:
         batch_size: int = 500,
         max_retries: int = 5,
         initial_backoff: float = 1.0,
+        retry_budget: float = 60.0,
         create: bool = True,
         refresh: bool = True,
         progress: Any = None,
@@ -179,7 +187,16 @@ class SCMIndex:
         ``documents`` are :class:`~es_scm.documents.Document` records or mappings
         ``{"id", "text", **metadata}``. The index is created if missing (``create=True``) and
         checked against the model once per :class:`SCMIndex`. ``concurrency`` bulk requests are
-        in flight at once (see :class:`~es_scm.elastic.ingest.DocumentIngester`).
+        in flight at once; a lost cluster is waited for ``retry_budget`` seconds in all (see
+        :class:`~es_scm.elastic.ingest.DocumentIngester`). The report ends with the count the
+        index holds; a refresh or count that Elasticsearch refuses is a warning, not an error.
+
+        Raises
+        ------
+        IngestError
+            When the run stops early (``error.report``: what was done, and the index count).
+        IngestInterrupted
+            On Ctrl-C, at once (``error.report``: what was done).
         """
         validate_index_name(self.name)
         ingester = DocumentIngester(
@@ -190,15 +207,35 @@ class SCMIndex:
             max_retries=max_retries,
             initial_backoff=initial_backoff,
             concurrency=concurrency,
+            retry_budget=retry_budget,
         )
         if create:
             self.create(exist_ok=True)
         elif not self._checked:
             self.check()
-        report = ingester.run(documents, progress=progress)
-        if refresh:
-            self.client.options(ignore_status=(404, 503)).indices.refresh(index=self.name)
+        try:
+            report = ingester.run(documents, progress=progress)
+        except IngestError as stopped:
+            self._finish(stopped.report, refresh)
+            raise
+        self._finish(report, refresh)
         return report
+
+    def _finish(self, report: IngestReport, refresh: bool) -> None:
+        """Refresh (the documents become searchable now) and count, as far as allowed.
+
+        The count reads what is refreshed, so a run that stopped is refreshed too.
+        """
+        quick = self.client.options(request_timeout=10, max_retries=0)
+        if refresh or report.stopped:
+            try:
+                quick.indices.refresh(index=self.name)
+            except (ApiError, TransportError) as error:
+                report.warnings.append(f"the final refresh failed ({_describe(error)})")
+        try:
+            report.index_count = int(quick.count(index=self.name)["count"])
+        except (ApiError, TransportError) as error:
+            report.warnings.append(f"the index could not be counted ({_describe(error)})")
 
     def search(
         self,
@@ -215,3 +252,9 @@ class SCMIndex:
     def rescore(self, query: str, **kwargs: Any) -> SearchResult:
         """Rescore candidates with :meth:`es_scm.elastic.searcher.Searcher.rescore`."""
         return self.searcher.rescore(query, **kwargs)
+
+
+def _describe(error: Exception) -> str:
+    if isinstance(error, ApiError):
+        return f"HTTP {error.meta.status}: {error_reason(error)}"
+    return f"connection error: {' '.join(str(error).split())[:200]}"

@@ -1,81 +1,161 @@
-"""Ingestion: documents → weighted vectors → normalized vectors → bulk requests.
+"""Ingestion: documents → weighted vectors → normalized vectors → bulk requests, nothing lost.
 
-Documents stream in as :class:`~es_scm.documents.Document` records (or mappings checked once by
+Documents stream in as :class:`~es_scm.documents.Document` records (or mappings checked by
 :meth:`~es_scm.documents.Document.from_mapping`) and are vectorized in batches: the model's
 document weighting gives Wy, the term-similarity layer normalizes it to y' = Wy/‖Wy‖_S
 (Theorem 4.2, :meth:`~es_scm.similarity.TermSimilarityMatrix.normalize`), and
 :func:`~es_scm.elastic.schema.encode_documents` makes the ``_source`` of each.
 
-Retries happen in one layer per kind of failure, both the official client's own: a connection
-error or timeout is retried by the client's transport (its ``max_retries``), and a rejection with
-a retryable status (429, 502, 503, 504) — of the whole request or of single documents — by
-``helpers.streaming_bulk`` (``max_retries``, backoff doubling from ``initial_backoff`` up to
-``max_backoff``). What still fails is counted and reported per document with its reason. Document
-ids make writes idempotent: a rerun after a failure overwrites instead of duplicating.
+Every document gets an outcome (:class:`IngestReport`):
+
+* A document that cannot be indexed — not a valid record, an id over Elasticsearch's 512 bytes,
+  metadata that is not JSON, a field Elasticsearch rejects — fails alone, with its reason; the
+  others of its batch are indexed. (A batch that Elasticsearch or the serializer rejects as a
+  whole is split in halves until the bad documents are isolated.)
+* A rejection with a retryable status (429, 502, 503, 504), of the whole request or of single
+  documents, is retried by the official client's ``helpers.streaming_bulk`` (``max_retries``,
+  waits doubling from ``initial_backoff`` up to ``max_backoff``).
+* A lost connection is waited out for at most ``retry_budget`` seconds in all (polling the
+  cluster with a doubling wait, and saying so in the log); then the run stops with
+  :class:`IngestError`, whose ``report`` counts what was indexed, failed and skipped. So does a
+  disk that Elasticsearch has filled to its flood-stage watermark, and an input stream that
+  raises. Ctrl-C stops within a second with :class:`IngestInterrupted`, which carries the report.
+* Ids make writes idempotent: a rerun overwrites (``updated``) instead of duplicating, and an id
+  seen twice in one run is counted as a duplicate (the later document wins).
 """
 
 from __future__ import annotations
 
 import itertools
 import logging
+import queue
+import threading
 import time
-from collections import deque
-from collections.abc import Iterable, Iterator, Mapping
-from concurrent.futures import Future, ThreadPoolExecutor
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-from elasticsearch import ApiError, Elasticsearch, TransportError, helpers
+from elasticsearch import ApiError, Elasticsearch, SerializationError, TransportError, helpers
 
 from es_scm.documents import Document, as_document
-from es_scm.elastic.schema import encode_documents
+from es_scm.elastic.connection import error_reason
+from es_scm.elastic.schema import encode_documents, feature_keys
 from es_scm.validation import NON_NEGATIVE_INT, POSITIVE_INT, Interval, check
 
 if TYPE_CHECKING:  # pragma: no cover
     from es_scm.model import SoftCosineModel
 
-__all__ = ["RETRYABLE_STATUSES", "DocumentIngester", "IngestReport"]
+__all__ = [
+    "MAX_ID_BYTES",
+    "RETRYABLE_STATUSES",
+    "DocumentIngester",
+    "IngestError",
+    "IngestInterrupted",
+    "IngestReport",
+]
 
 logger = logging.getLogger(__name__)
 
 RETRYABLE_STATUSES = (429, 502, 503, 504)
+MAX_ID_BYTES = 512  # Elasticsearch rejects longer _id values, and with them the whole request
+SHOWN = 1000  # ids kept in a report's lists (the counts are always complete)
 _SECONDS = Interval(float, 0.0, None)
+_SPLITTABLE = (400, 413)  # a whole request rejected for what some of its documents hold
+_FLOOD_STAGE = "flood-stage watermark"
 
 
 @dataclass
 class IngestReport:
-    """What an ingestion did: counts and, for every failed document, its id and reason."""
+    """What an ingestion did, document by document.
 
-    indexed: int = 0
+    ``indexed`` = ``created`` + ``updated`` documents that Elasticsearch accepted; ``failed``
+    ones were rejected (``failures`` holds their ids and reasons); ``skipped`` ones were read but
+    not sent because the run stopped (``stopped`` says why); ``duplicates`` count ids seen
+    earlier in the same run; ``empty`` documents have no vocabulary term (stored, never
+    matched). ``index_count`` is what the index holds at the end (None when it could not be
+    counted); ``warnings`` are problems that lost nothing.
+    """
+
+    created: int = 0
+    updated: int = 0
     failed: int = 0
+    skipped: int = 0
+    duplicates: int = 0
     empty: int = 0
     seconds: float = 0.0
     failures: list[tuple[str, str]] = field(default_factory=list)
     empty_ids: list[str] = field(default_factory=list)
+    duplicate_ids: list[str] = field(default_factory=list)
+    stopped: str | None = None
+    index_count: int | None = None
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def indexed(self) -> int:
+        return self.created + self.updated
 
     @property
     def ok(self) -> bool:
-        return self.failed == 0
+        return self.failed == 0 and self.skipped == 0 and self.stopped is None
 
     def summary(self) -> str:
         rate = self.indexed / self.seconds if self.seconds else 0.0
-        return (
-            f"indexed {self.indexed}, failed {self.failed}, empty {self.empty} "
-            f"in {self.seconds:.1f}s ({rate:.0f} docs/s)"
+        text = (
+            f"indexed {self.indexed} (created {self.created}, updated {self.updated}), "
+            f"failed {self.failed}, skipped {self.skipped}, duplicates {self.duplicates}, "
+            f"empty {self.empty} in {self.seconds:.1f}s ({rate:.0f} docs/s)"
         )
+        if self.index_count is not None:
+            text += f"; the index holds {self.index_count} documents"
+        return text
+
+
+class IngestError(RuntimeError):
+    """The ingestion stopped early; ``report`` says what was done (``report.stopped``: why)."""
+
+    def __init__(self, message: str, report: IngestReport) -> None:
+        super().__init__(message)
+        self.report = report
+
+
+class IngestInterrupted(KeyboardInterrupt):
+    """Ctrl-C stopped the ingestion; ``report`` says what was done before."""
+
+    def __init__(self, report: IngestReport) -> None:
+        super().__init__("interrupted")
+        self.report = report
+
+
+class _Stop(Exception):
+    """A batch could not be sent and the run must stop (cluster lost, disk full, interrupted)."""
 
 
 @dataclass
 class _Batch:
-    """A batch's bulk actions and the ids of its documents without vocabulary terms."""
+    """A batch's bulk actions, its empty documents' ids, and the documents that failed early."""
 
     actions: list[dict[str, Any]]
     empty_ids: list[str]
+    invalid: list[tuple[str, str]]
+
+
+@dataclass
+class _Outcome:
+    created: int = 0
+    updated: int = 0
+    failures: list[tuple[str, str]] = field(default_factory=list)
+
+    def add(self, other: _Outcome) -> _Outcome:
+        return _Outcome(
+            self.created + other.created,
+            self.updated + other.updated,
+            self.failures + other.failures,
+        )
 
 
 class DocumentIngester:
-    """Vectorize documents with a model and bulk them into an index.
+    """Vectorize documents with a model and bulk them into an index (see the module docstring).
 
     Parameters
     ----------
@@ -86,12 +166,14 @@ class DocumentIngester:
     batch_size : int
         Documents per vectorization batch and bulk request.
     max_retries : int
-        Retries of documents rejected with a retryable status (see the module docstring)
-        before they are reported as failed; the wait doubles from ``initial_backoff`` up to
-        ``max_backoff`` seconds.
+        Retries of documents rejected with a retryable status before they count as failed.
+    initial_backoff, max_backoff : float
+        The first wait between those retries, and the longest (seconds).
     concurrency : int
         Bulk requests in flight at once (2): Elasticsearch indexes each on a thread of its
         own while Python vectorizes the next batch.
+    retry_budget : float
+        Seconds to wait in all for a cluster that cannot be reached before stopping (60).
     """
 
     def __init__(
@@ -103,8 +185,9 @@ class DocumentIngester:
         batch_size: int = 500,
         max_retries: int = 5,
         initial_backoff: float = 1.0,
-        max_backoff: float = 30.0,
+        max_backoff: float = 10.0,
         concurrency: int = 2,
+        retry_budget: float = 60.0,
     ) -> None:
         self.client = client
         self.index = index
@@ -114,7 +197,11 @@ class DocumentIngester:
         self.initial_backoff = check(initial_backoff, "initial_backoff", _SECONDS)
         self.max_backoff = check(max_backoff, "max_backoff", _SECONDS)
         self.concurrency = check(concurrency, "concurrency", POSITIVE_INT)
-        self._term_keys = np.array([str(i) for i in range(len(model.terms))], dtype=object)
+        self.retry_budget = check(retry_budget, "retry_budget", _SECONDS)
+        self._term_keys = feature_keys(len(model.terms))
+        self._stop = threading.Event()
+        self._budget_lock = threading.Lock()
+        self._budget_left = self.retry_budget
 
     def run(
         self, documents: Iterable[Document | Mapping[str, Any]], progress: Any = None
@@ -122,30 +209,75 @@ class DocumentIngester:
         """Ingest a stream of documents; return the report.
 
         ``progress`` is an object with ``update(n)`` (e.g. a tqdm bar), or None. Batches are
-        vectorized while up to ``concurrency`` earlier ones are in flight, so Python and
-        Elasticsearch work at the same time; at most ``concurrency + 1`` batches are held in
-        memory.
+        vectorized while up to ``concurrency`` earlier ones are in flight; at most
+        ``concurrency + 1`` batches are held in memory.
+
+        Raises
+        ------
+        IngestError
+            When the run stops early (see the module docstring); ``error.report`` has the counts.
+        IngestInterrupted
+            On Ctrl-C, with the counts.
         """
         report = IngestReport()
         started = time.perf_counter()
+        seen: set[int] = set()
         positions = itertools.count()
         stream = iter(documents)
-        in_flight: deque[tuple[Future, _Batch]] = deque()
-        with ThreadPoolExecutor(self.concurrency, thread_name_prefix="es-scm-bulk") as sender:
-            while batch := list(itertools.islice(stream, self.batch_size)):
-                prepared = self._prepare(batch, positions)
+        in_flight: list[tuple[Future, _Batch]] = []
+        sender = _Sender(self.concurrency)
+        error: BaseException | None = None
+        try:
+            while not self._stop.is_set():
+                try:
+                    batch = list(itertools.islice(stream, self.batch_size))
+                except Exception as failure:  # the caller's stream: keep what was done
+                    error, report.stopped = failure, f"reading the documents failed: {failure}"
+                    break
+                if not batch:
+                    break
+                prepared = self._prepare(batch, positions, seen, report)
                 while len(in_flight) >= self.concurrency:
-                    self._account(*in_flight.popleft(), report, progress)
+                    self._account(*in_flight.pop(0), report, progress)
                 in_flight.append((sender.submit(self._send, prepared.actions), prepared))
             while in_flight:
-                self._account(*in_flight.popleft(), report, progress)
+                self._account(*in_flight.pop(0), report, progress)
+        except KeyboardInterrupt:
+            self._stop.set()
+            report.stopped = "interrupted"
+            for _, batch in in_flight:
+                report.skipped += len(batch.actions)
+            report.seconds = time.perf_counter() - started
+            raise IngestInterrupted(report) from None
+        finally:
+            sender.close()
         report.seconds = time.perf_counter() - started
         logger.info("%s: %s", self.index, report.summary())
+        if report.stopped is not None:
+            raise IngestError(report.stopped, report) from error
         return report
 
-    def _prepare(self, batch: list, positions: Iterator[int]) -> _Batch:
-        """Vectorize a batch: y' = Wy/‖Wy‖_S, encoded as bulk actions."""
-        documents = [as_document(item, next(positions)) for item in batch]
+    # -- preparing ---------------------------------------------------------------------------
+
+    def _prepare(
+        self, batch: list, positions: Iterator[int], seen: set[int], report: IngestReport
+    ) -> _Batch:
+        """Check and vectorize a batch: y' = Wy/‖Wy‖_S, encoded as bulk actions."""
+        documents, invalid = [], []
+        for item in batch:
+            position = next(positions)
+            document, reason = _checked(item, position)
+            if reason is not None:
+                invalid.append((document, reason))
+                continue
+            assert isinstance(document, Document)
+            documents.append(document)
+            key = hash(document.id)
+            if key in seen:
+                report.duplicates += 1
+                if len(report.duplicate_ids) < SHOWN:
+                    report.duplicate_ids.append(document.id)
+            seen.add(key)
         texts = [document.text for document in documents]
         weights = self.model.vectorize_many(texts, role="document")
         normalized = self.model.similarity_matrix.normalize(weights)
@@ -157,57 +289,176 @@ class DocumentIngester:
             for document, source in zip(documents, sources, strict=True)
         ]
         empty_ids = [d.id for d, s in zip(documents, sources, strict=True) if s["scm"]["empty"]]
-        return _Batch(actions, empty_ids)
+        return _Batch(actions, empty_ids, invalid)
 
-    @staticmethod
-    def _account(sending: Future, batch: _Batch, report: IngestReport, progress: Any) -> None:
-        failures = sending.result()
-        failed_ids = {doc_id for doc_id, _ in failures}
-        report.failed += len(failures)
-        report.indexed += len(batch.actions) - len(failures)
-        report.failures.extend(failures)
+    # -- accounting --------------------------------------------------------------------------
+
+    def _account(self, sending: Future, batch: _Batch, report: IngestReport, progress: Any) -> None:
+        for doc_id, reason in batch.invalid:
+            _fail(report, doc_id, reason)
+        if progress is not None:
+            progress.update(len(batch.actions) + len(batch.invalid))
+        try:
+            outcome: _Outcome = sending.result()
+        except _Stop as stop:
+            report.skipped += len(batch.actions)
+            report.stopped = report.stopped or str(stop)
+            self._stop.set()
+            return
+        report.created += outcome.created
+        report.updated += outcome.updated
+        for doc_id, reason in outcome.failures:
+            _fail(report, doc_id, reason)
+        failed_ids = {doc_id for doc_id, _ in outcome.failures}
         stored_empty = [doc_id for doc_id in batch.empty_ids if doc_id not in failed_ids]
         report.empty += len(stored_empty)
-        report.empty_ids.extend(stored_empty)
-        if failures:
-            logger.debug(
-                "%d of %d documents failed: %s", len(failures), len(batch.actions), failures[0]
-            )
-        if progress is not None:
-            progress.update(len(batch.actions))
+        report.empty_ids.extend(stored_empty[: max(0, SHOWN - len(report.empty_ids))])
 
-    def _send(self, actions: list[dict]) -> list[tuple[str, str]]:
-        """Bulk ``actions``; return (id, reason) of every document that failed."""
-        # The transport retries connection errors; statuses are left to streaming_bulk alone.
-        client = self.client.options(retry_on_status=())
-        failures = []
+    # -- sending (on the sender threads) -----------------------------------------------------
+
+    def _send(self, actions: list[dict]) -> _Outcome:
+        """Bulk ``actions``, waiting out a lost cluster within the retry budget."""
+        if not actions:
+            return _Outcome()
+        delay = min(1.0, self.retry_budget)
+        while True:
+            if self._stop.is_set():
+                raise _Stop("stopped")
+            try:
+                return self._split_and_send(actions)
+            except TransportError as error:  # the connection: retried here, with a budget
+                delay = self._wait_for_cluster(error, delay)
+
+    def _split_and_send(self, actions: list[dict]) -> _Outcome:
+        """Send; when the whole request is rejected for its content, send each half alone."""
         try:
-            for ok, item in helpers.streaming_bulk(
-                client,
-                actions,
-                chunk_size=len(actions),
-                max_chunk_bytes=50 * 1024 * 1024,
-                raise_on_error=False,
-                raise_on_exception=True,
-                max_retries=self.max_retries,
-                initial_backoff=self.initial_backoff,
-                max_backoff=self.max_backoff,
-                retry_on_status=RETRYABLE_STATUSES,
-            ):
-                if not ok:
-                    result = next(iter(item.values()))
-                    failures.append((str(result.get("_id")), _reason(result)))
-        except ApiError as error:
-            reason = f"HTTP {error.meta.status}: {error}"
-            return [(action["_id"], reason) for action in actions]
-        except TransportError as error:  # the connection failed after the transport's retries
-            reason = f"connection error: {error}"
-            return [(action["_id"], reason) for action in actions]
-        return failures
+            return self._bulk(actions)
+        except (SerializationError, ApiError) as error:
+            status = getattr(getattr(error, "meta", None), "status", None)
+            if isinstance(error, ApiError) and status not in _SPLITTABLE:
+                reason = f"HTTP {status}: {error_reason(error)}"
+                return _Outcome(failures=[(action["_id"], reason) for action in actions])
+            if len(actions) == 1:
+                reason = error_reason(error) if isinstance(error, ApiError) else str(error)
+                return _Outcome(failures=[(actions[0]["_id"], reason)])
+            middle = len(actions) // 2
+            return self._split_and_send(actions[:middle]).add(
+                self._split_and_send(actions[middle:])
+            )
+
+    def _bulk(self, actions: list[dict]) -> _Outcome:
+        # Connection errors are the ingester's (with a time budget), statuses streaming_bulk's:
+        # the transport retries neither, so no retry loop nests in another.
+        client = self.client.options(max_retries=0, retry_on_status=())
+        outcome = _Outcome()
+        for ok, item in helpers.streaming_bulk(
+            client,
+            actions,
+            chunk_size=len(actions),
+            max_chunk_bytes=50 * 1024 * 1024,
+            raise_on_error=False,
+            raise_on_exception=True,
+            max_retries=self.max_retries,
+            initial_backoff=self.initial_backoff,
+            max_backoff=self.max_backoff,
+            retry_on_status=RETRYABLE_STATUSES,
+        ):
+            result = next(iter(item.values()))
+            if ok:
+                if result.get("result") == "created":
+                    outcome.created += 1
+                else:
+                    outcome.updated += 1
+                continue
+            reason = _item_reason(result)
+            if _FLOOD_STAGE in reason:
+                raise _Stop(
+                    "Elasticsearch's disk is full (flood-stage watermark; the index is read-only): "
+                    "free disk space, then rerun (document ids make reruns complete the index)"
+                )
+            outcome.failures.append((str(result.get("_id")), reason))
+        return outcome
+
+    def _wait_for_cluster(self, error: TransportError, delay: float) -> float:
+        """Wait (a share of the retry budget) for the cluster; raise _Stop when it is spent."""
+        with self._budget_lock:
+            wait = min(delay, self._budget_left)
+            self._budget_left -= wait
+            left = self._budget_left
+        if wait <= 0.0:
+            raise _Stop(
+                f"cannot reach Elasticsearch after retrying for {self.retry_budget:.0f}s: "
+                f"{_short(error)}"
+            )
+        logger.warning(
+            "Elasticsearch cannot be reached (%s); retrying in %.0fs (%.0fs of the retry budget "
+            "left)",
+            _short(error),
+            wait,
+            left,
+        )
+        if self._stop.wait(wait):
+            raise _Stop("stopped")
+        return min(delay * 2, 10.0)
 
 
-def _reason(result: Mapping[str, Any]) -> str:
+class _Sender:
+    """Bulk requests in flight on daemon threads, so that Ctrl-C never waits for them."""
+
+    def __init__(self, threads: int) -> None:
+        self._jobs: queue.Queue = queue.Queue()
+        self._threads = [
+            threading.Thread(target=self._work, name=f"es-scm-bulk-{n}", daemon=True)
+            for n in range(threads)
+        ]
+        for thread in self._threads:
+            thread.start()
+
+    def submit(self, function: Callable[[Any], Any], argument: Any) -> Future:
+        future: Future = Future()
+        self._jobs.put((future, function, argument))
+        return future
+
+    def _work(self) -> None:
+        while (job := self._jobs.get()) is not None:
+            future, function, argument = job
+            if future.set_running_or_notify_cancel():
+                try:
+                    future.set_result(function(argument))
+                except BaseException as error:
+                    future.set_exception(error)
+
+    def close(self) -> None:
+        for _ in self._threads:
+            self._jobs.put(None)
+
+
+def _checked(item: Any, position: int) -> tuple[Document | str, str | None]:
+    """The document, or its id (``#position`` without one) and why it cannot be indexed."""
+    try:
+        document = as_document(item, position)
+    except ValueError as error:
+        doc_id = item.get("id") if isinstance(item, Mapping) else None
+        name = doc_id if isinstance(doc_id, str) and doc_id else f"#{position}"
+        return name, f"invalid document: {error}"
+    size = len(document.id.encode("utf-8"))
+    if size > MAX_ID_BYTES:
+        return document.id, f"the id is {size} bytes; Elasticsearch allows {MAX_ID_BYTES}"
+    return document, None
+
+
+def _fail(report: IngestReport, doc_id: str, reason: str) -> None:
+    report.failed += 1
+    if len(report.failures) < SHOWN:
+        report.failures.append((doc_id, reason))
+
+
+def _item_reason(result: Mapping[str, Any]) -> str:
     error = result.get("error")
     if isinstance(error, Mapping):
         return f"HTTP {result.get('status')}: {error.get('type')}: {error.get('reason')}"
     return f"HTTP {result.get('status')}: {error}"
+
+
+def _short(error: BaseException) -> str:
+    return " ".join(str(error).split())[:200]

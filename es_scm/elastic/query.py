@@ -46,15 +46,26 @@ FLOAT32_UNIT_ROUNDOFF = 2.0**-24
 
 @dataclass
 class ExpandedQuery:
-    """A query vector x = W(q), its soft norm ‖x‖_S and its expansion x' = Sᵀx (Theorem 4.1)."""
+    """A query vector x = W(q), its soft norm ‖x‖_S and its expansion x' = Sᵀx (Theorem 4.1).
+
+    The expansion's terms sent to Elasticsearch are ``clause_terms`` with the weights
+    ``clause_weights`` (largest first); ``pruned_terms`` more were left out, of Euclidean norm
+    ``pruned_mass``.
+    """
 
     weights: sp.csr_matrix
     norm: float
     expansion: np.ndarray  # dense x' over the vocabulary, float64
-    clauses: list[tuple[int, float]]
+    clause_terms: np.ndarray
+    clause_weights: np.ndarray
     pruned_terms: int
     pruned_mass: float
     has_negative: bool
+
+    @property
+    def clauses(self) -> list[tuple[int, float]]:
+        """``(term id, weight)`` of every term sent."""
+        return list(zip(self.clause_terms.tolist(), self.clause_weights.tolist(), strict=True))
 
     @property
     def empty(self) -> bool:
@@ -107,7 +118,7 @@ class ExpandedQuery:
 
     def unseen_upper_bound(self, lowest_native_score: float) -> float:
         """The largest SCM a document outside the window can have (see the module docstring)."""
-        delta = (len(self.clauses) + 2) * FLOAT32_UNIT_ROUNDOFF
+        delta = (len(self.clause_terms) + 2) * FLOAT32_UNIT_ROUNDOFF
         numerator = lowest_native_score / ((1.0 - FEATURE_VALUE_ERROR) * (1.0 - delta))
         return (numerator + self.pruned_mass) / self.norm
 
@@ -144,7 +155,8 @@ def expand_query(model: SoftCosineModel, text: str, max_clauses: int) -> Expande
         weights=weights,
         norm=norm,
         expansion=expansion,
-        clauses=[(int(j), float(expansion[j])) for j in kept],
+        clause_terms=kept,
+        clause_weights=expansion[kept],
         pruned_terms=len(dropped),
         pruned_mass=float(np.linalg.norm(expansion[dropped])),
         has_negative=bool((expanded.data < 0).any() or (weights.data < 0).any()),

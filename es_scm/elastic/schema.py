@@ -25,6 +25,7 @@ index built with another model raises :class:`ModelMismatchError`: scores would 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -46,6 +47,7 @@ __all__ = [
     "ModelMismatchError",
     "check_model",
     "encode_documents",
+    "feature_keys",
     "index_mapping",
     "index_settings",
     "public_source",
@@ -146,6 +148,12 @@ def check_model(client: Elasticsearch, index: str, model: SoftCosineModel) -> di
                 f"not with this model {model.model_id[:12]}; use the same model or reindex"
             )
     return meta
+
+
+@lru_cache(maxsize=8)
+def feature_keys(n_terms: int) -> np.ndarray:
+    """The ``sparse_vector`` feature key of every term id (its decimal string), made once."""
+    return np.array([str(i) for i in range(n_terms)], dtype=object)
 
 
 def encode_documents(

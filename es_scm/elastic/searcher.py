@@ -52,7 +52,7 @@ from es_scm.validation import NON_NEGATIVE_INT, POSITIVE_INT, Options, OrNone, c
 if TYPE_CHECKING:  # pragma: no cover
     from es_scm.model import SoftCosineModel
 
-__all__ = ["Hit", "Mode", "SearchResult", "Searcher"]
+__all__ = ["Hit", "Mode", "NotProvenError", "SearchResult", "Searcher"]
 
 Mode = Literal["native", "exact", "rescore"]
 Filter = Mapping[str, Any] | Sequence[Mapping[str, Any]] | None
@@ -93,6 +93,7 @@ class SearchResult:
     exact_guarantee: bool = False
     took_ms: float = 0.0
     notes: list[str] = field(default_factory=list)
+    unproven: str | None = None  # exact mode: why the top k is not proven (then it raises)
 
     def __iter__(self):
         return iter(self.hits)
@@ -102,6 +103,14 @@ class SearchResult:
 
     def ids(self) -> list[str]:
         return [hit.id for hit in self.hits]
+
+
+class NotProvenError(RuntimeError):
+    """``exact`` mode could not prove its top k; ``result`` holds the window's exact scores."""
+
+    def __init__(self, message: str, result: SearchResult) -> None:
+        super().__init__(message)
+        self.result = result
 
 
 class Searcher:
@@ -173,6 +182,13 @@ class Searcher:
         ``filter`` is an Elasticsearch query clause, or a list of them, that the documents must
         match (e.g. ``{"term": {"metadata.topic": "sports"}}``); it does not change scores, and
         in ``exact`` mode the result is the exact top k among the matching documents.
+
+        Raises
+        ------
+        NotProvenError
+            In ``exact`` mode, when the top ``from_ + k`` cannot be proven within
+            ``max_window`` candidates (deep pages), or when the cluster's clause limit left out
+            too much of the expansion; ``error.result`` holds the window's exact scores.
         """
         k = check(k, "k", POSITIVE_INT)
         from_ = check(from_, "from_", NON_NEGATIVE_INT)
@@ -189,7 +205,7 @@ class Searcher:
         else:
             result = self._exact(expanded, k, from_, filters)
         result.query_terms = expanded.weights.nnz
-        result.expansion_terms = len(expanded.clauses) + expanded.pruned_terms
+        result.expansion_terms = len(expanded.clause_terms) + expanded.pruned_terms
         result.pruned_terms = expanded.pruned_terms
         if expanded.pruned_terms:
             result.notes.append(
@@ -197,6 +213,8 @@ class Searcher:
                 f"lowest-weighted were left out (cluster limit {self.max_clauses} clauses)"
             )
         result.took_ms = (time.perf_counter() - started) * 1000
+        if result.unproven:
+            raise NotProvenError(result.unproven, result)
         return result
 
     def rescore(
@@ -290,9 +308,14 @@ class Searcher:
         result = SearchResult(hits=hits, mode="exact", candidates=len(fetched), rounds=rounds)
         result.exact_guarantee = proven and not expanded.has_negative
         if not proven:
-            result.notes.append(
-                f"the exact top {need} could not be proven within a window of {len(fetched)} "
-                "documents; results are the exact scores of the retrieved window"
+            reason = (
+                "leaving out expansion terms (the cluster's clause limit)"
+                if exhaustive
+                else f"a window of {len(fetched)} candidates (max_window = {self.max_window})"
+            )
+            result.unproven = (
+                f"exact mode cannot prove the top {need} (from {from_} + k {k}) with {reason}; "
+                "ask for fewer results, or use native mode"
             )
         if expanded.has_negative:
             result.notes.append("negative similarities or weights: native retrieval is approximate")

@@ -103,6 +103,7 @@ class SoftCosineModel:
         )
         self._model_id: str | None = None
         self._lookup: dict[str, int] | None = None
+        self._global_weights: dict[str, np.ndarray] = {}  # idf per role, computed once
 
     # -- building -------------------------------------------------------------------------------
 
@@ -241,7 +242,11 @@ class SoftCosineModel:
         scipy.sparse.csr_matrix of float64, shape (n_texts, n_terms)
         """
         weighting = self._weighting(role)
-        return weighting.transform(self.counts(texts), self.vocabulary)
+        if role not in self._global_weights:
+            self._global_weights[role] = weighting.global_weights(self.vocabulary)
+        return weighting.transform(
+            self.counts(texts), self.vocabulary, global_weights=self._global_weights[role]
+        )
 
     def vectorize(self, text: str, role: Role = "query") -> sp.csr_matrix:
         """Return the weighted term vector ``Wx`` of one text.

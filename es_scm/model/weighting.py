@@ -256,7 +256,9 @@ class TermWeighting:
         row_max = np.repeat(_row_max(counts), np.diff(counts.indptr))
         return self.augmentation + (1.0 - self.augmentation) * tf / row_max
 
-    def transform(self, counts: Any, vocabulary: Vocabulary) -> sp.csr_matrix:
+    def transform(
+        self, counts: Any, vocabulary: Vocabulary, global_weights: np.ndarray | None = None
+    ) -> sp.csr_matrix:
         """Weight term counts, row by row.
 
         Parameters
@@ -266,6 +268,9 @@ class TermWeighting:
             treated as a single row.
         vocabulary : Vocabulary
             The fitted vocabulary the counts are indexed by (for N, df and avgdl).
+        global_weights : ndarray, optional
+            :meth:`global_weights` of ``vocabulary``, when the caller keeps it (it costs a
+            logarithm per vocabulary term).
 
         Returns
         -------
@@ -273,10 +278,9 @@ class TermWeighting:
             The weights, without explicit zeros.
         """
         counts = _as_counts(counts, len(vocabulary))
-        weights = (
-            self._local_weights(counts, vocabulary)
-            * self.global_weights(vocabulary)[counts.indices]
-        )
+        if global_weights is None:
+            global_weights = self.global_weights(vocabulary)
+        weights = self._local_weights(counts, vocabulary) * global_weights[counts.indices]
         result = sp.csr_matrix(
             (weights, counts.indices.copy(), counts.indptr.copy()), shape=counts.shape
         )

@@ -88,9 +88,44 @@ def _left_product(
     For a CSR ``S`` the row slice costs ``O(m·C)``; for a CSC ``S`` scipy's row slice makes one
     vectorized pass over the index array of ``S`` (``O(nnz(S))`` integer work, no data copy).
     """
+    if rows.shape[0] == 1 and S.format == "csr" and rows.has_canonical_format:
+        return _vector_left_product(rows, S)
     support = _support(rows)
     block = sparse.csr_array(S[support, :], dtype=np.float64)
     return sparse.csr_array(rows[:, support] @ block)
+
+
+def _vector_left_product(x: sparse.csr_array, S: sparse.csr_array) -> sparse.csr_array:
+    """:func:`_left_product` of one row x (sorted, distinct indices): the query's path.
+
+    The same sum Σ_i x_i S[i, :] over the m rows of x's support, gathered from the CSR arrays
+    of S directly, so that a query pays no per-call sparse-matrix construction but one.
+    """
+    starts, ends = S.indptr[x.indices], S.indptr[x.indices + 1]
+    lengths = ends - starts
+    if not lengths.sum():
+        return sparse.csr_array(x.shape, dtype=np.float64)
+    positions = np.repeat(starts - np.cumsum(lengths) + lengths, lengths) + np.arange(lengths.sum())
+    columns = S.indices[positions]
+    values = S.data[positions].astype(np.float64, copy=False) * np.repeat(x.data, lengths)
+    unique, inverse = np.unique(columns, return_inverse=True)
+    summed = np.bincount(inverse, weights=values, minlength=len(unique))
+    return sparse.csr_array((summed, unique, np.array([0, len(unique)])), shape=x.shape)
+
+
+def _vector_squared_norm(S: sparse.csr_array, x: sparse.csr_array) -> float:
+    """xᵀSx of one row as Σ_{i ∈ supp x} x_i (xᵀS)_i, from :func:`_vector_left_product`.
+
+    Used by :func:`soft_norm` for a single vector (a query); documents are normalized by the
+    corpus kernel, so that a document's bits are the same alone and in a batch. A non-positive
+    result is left to the checked corpus kernel.
+    """
+    x = sparse.csr_array(x)
+    x.sum_duplicates()
+    product = _vector_left_product(x, S)
+    at = np.minimum(np.searchsorted(product.indices, x.indices), max(len(product.indices) - 1, 0))
+    found = product.indices[at] == x.indices if len(product.indices) else np.zeros(0, bool)
+    return float(x.data[found] @ product.data[at[found]])
 
 
 def _submatrix(
@@ -328,6 +363,10 @@ def soft_norm(S: Matrix, X: VectorOrCorpus) -> float | np.ndarray:
     """
     S = as_similarity_matrix(S)
     x = coerce(X, S.shape[0], "X")
+    if not x.is_corpus and S.format == "csr" and x.rows.nnz:  # a query: the quick kernel
+        squared = _vector_squared_norm(S, x.rows)
+        if 0.0 < squared < np.inf:  # else: rescaled and checked below
+            return float(np.sqrt(squared))
     unit, magnitudes = unit_rows(x.rows)
     norms = magnitudes * np.sqrt(_checked_squared_norms(S, unit, "X", allow_zero=True))
     return norms if x.is_corpus else float(norms[0])
