@@ -145,3 +145,24 @@ def test_missing_path(tmp_path: Path) -> None:
         read_corpus(tmp_path / "nope.jsonl")
     with pytest.raises(CorpusError, match="not a directory"):
         read_corpus(_write(tmp_path / "f.txt", "x"), "dir")
+
+
+def test_a_stray_quote_is_an_error_with_its_line_not_a_merge(tmp_path) -> None:
+    rows = ["id,text", "1,first", '2,"a stray quote', "3,third row", '4,"quoted, fine"', "5,last"]
+    path = _write(tmp_path / "stray.csv", "\n".join(rows) + "\n")
+    with pytest.raises(CorpusError, match=r"stray\.csv, line 3: bad CSV"):
+        records(read_corpus(path))
+    at_the_end = _write(tmp_path / "end.csv", 'id,text\n1,first\n2,"never closed\n3,x\n')
+    with pytest.raises(CorpusError, match="line 3: bad CSV"):
+        records(read_corpus(at_the_end))
+    multiline = _write(tmp_path / "ok.csv", 'id,text\n1,"two\nlines"\n2,"say ""hi"""\n')
+    assert records(read_corpus(multiline)) == [
+        {"id": "1", "text": "two\nlines"},
+        {"id": "2", "text": 'say "hi"'},
+    ]
+
+
+def test_an_unknown_encoding_is_named(tmp_path) -> None:
+    path = _write(tmp_path / "c.txt", "a line")
+    with pytest.raises(CorpusError, match="unknown encoding 'bogus'"):
+        read_corpus(path, encoding="bogus")
