@@ -10,6 +10,9 @@ Term similarity matrix (S)
     of word embeddings above ``threshold`` = 0 raised to ``exponent`` = 2; S symmetric, not
     forced diagonally dominant; a term's neighbours are searched among the model's own terms
     (``neighbors="terms"``), columns filled rarest term first.
+Hybrid search
+    BM25 and the SCM fused by reciprocal rank fusion over each side's top 100 (at least k)
+    (:data:`HYBRID_DEFAULTS`).
 Embeddings
     The Python API has none by default (S = I, the plain cosine), because word vectors are an
     optional extra; the command line's default is the packaged GloVe 6B 50d
@@ -23,6 +26,8 @@ from typing import Any
 __all__ = [
     "DEFAULT_EMBEDDINGS",
     "DEFAULT_WEIGHTING",
+    "FUSIONS",
+    "HYBRID_DEFAULTS",
     "NEIGHBOR_MODES",
     "SIMILARITY_DEFAULTS",
 ]
@@ -42,4 +47,15 @@ SIMILARITY_DEFAULTS: dict[str, Any] = {
     "dominant": False,
     "neighbors": "terms",
     "column_order": "rarest",
+}
+
+#: Hybrid search (BM25 fused with the SCM; :mod:`es_scm.elastic.hybrid`): how the two are fused
+#: ("linear" min-max interpolation with weight ``alpha`` on BM25, or "rrf"), RRF's constant, and
+#: how many candidates each side retrieves at least.
+FUSIONS = ("linear", "rrf")
+HYBRID_DEFAULTS: dict[str, Any] = {
+    "fusion": "rrf",
+    "alpha": 0.5,
+    "rrf_k": 60,
+    "depth": 100,
 }

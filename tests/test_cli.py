@@ -405,3 +405,36 @@ def test_bad_corpus_midway_while_indexing(
     )  # fmt: skip
     assert code == EXIT_ERROR
     assert_one_line_error(err, "broken.jsonl, line 2: missing text field 'text'")
+
+
+@pytest.mark.integration
+def test_search_filters_and_hybrid_mode(
+    capsys: pytest.CaptureFixture[str], es_url: str, index_name: str, model_dir: Path, corpus: Path
+) -> None:
+    code, _, err = run(
+        capsys, "index", "--model", model_dir, "--index", index_name, "--corpus", corpus,
+        "--es-url", es_url, "--no-progress",
+    )  # fmt: skip
+    assert code == EXIT_OK, err
+    for option in ("topic=culture", '{"term": {"metadata.topic": "culture"}}'):
+        code, out, err = run(
+            capsys, "search", "--model", model_dir, "--index", index_name, "--es-url", es_url,
+            "--filter", option, "--json", "music",
+        )  # fmt: skip
+        assert code == EXIT_OK, err
+        hits = [json.loads(line) for line in out.splitlines()]
+        assert hits
+        assert {hit["metadata"]["topic"] for hit in hits} == {"culture"}
+    code, out, err = run(
+        capsys, "search", "--model", model_dir, "--index", index_name, "--es-url", es_url,
+        "--mode", "hybrid", "--fusion", "linear", "--alpha", "0.3", "--json", "president press",
+    )  # fmt: skip
+    assert code == EXIT_OK, err
+    hits = [json.loads(line) for line in out.splitlines()]
+    assert set(hits[0]["components"]) == {"bm25", "scm"}
+    code, _, err = run(
+        capsys, "search", "--model", model_dir, "--index", index_name, "--es-url", es_url,
+        "--filter", "{not json", "music",
+    )  # fmt: skip
+    assert code == EXIT_USAGE
+    assert "not valid JSON" in err

@@ -14,9 +14,8 @@ import pytest
 from es_scm import SoftCosineModel
 from es_scm.cli import main
 from es_scm.cli.errors import EXIT_ERROR, EXIT_PARTIAL
-from es_scm.elastic import SCMIndex, client_from_env
+from es_scm.elastic import NotProvenError, SCMIndex, Searcher, client_from_env
 from es_scm.elastic.ingest import IngestError, IngestInterrupted
-from es_scm.elastic.searcher import NotProvenError, Searcher
 
 WORDS = [
     "wing",

@@ -9,9 +9,8 @@ import numpy as np
 import pytest
 
 from es_scm import SoftCosineModel
-from es_scm.elastic import IndexNotFoundError, ModelMismatchError, SCMIndex
+from es_scm.elastic import IndexNotFoundError, ModelMismatchError, NotProvenError, SCMIndex
 from es_scm.elastic.schema import index_mapping, stored_vector
-from es_scm.elastic.searcher import NotProvenError
 from es_scm.evaluation.collections import read_cranfield
 from es_scm.model import BruteForceSearch
 from es_scm.similarity import WordEmbeddings
@@ -283,3 +282,134 @@ def test_optimize_merges_into_one_segment_and_keeps_the_results(
     assert [h.score for h in after] == [h.score for h in before]
     with pytest.raises(ValueError, match="max_num_segments"):
         index.optimize(0)
+
+
+# -- filters and hybrid search --------------------------------------------------------------------
+
+
+def group_of(doc_id: str) -> str:
+    """A synthetic metadata field: three large groups and one of three documents."""
+    number = int(doc_id)
+    return "tiny" if number in (5, 500, 1000) else f"g{number % 3}"
+
+
+@pytest.fixture(scope="module")
+def grouped_index(es_client, cranfield, cranfield_model):
+    index = SCMIndex(es_client, "es-scm-test-cranfield-grouped", cranfield_model)
+    index.delete()
+    documents = (
+        {"id": doc_id, "text": text, "group": group_of(doc_id), "n": int(doc_id)}
+        for doc_id, text in cranfield.documents.items()
+    )
+    assert index.index_documents(documents).ok
+    yield index
+    index.delete()
+
+
+FILTERS = {
+    "g1": ({"term": {"metadata.group": "g1"}}, lambda i: group_of(i) == "g1"),
+    "g0 or g2": (
+        {"terms": {"metadata.group": ["g0", "g2"]}},
+        lambda i: group_of(i) in ("g0", "g2"),
+    ),
+    "tiny": ([{"term": {"metadata.group": "tiny"}}], lambda i: group_of(i) == "tiny"),
+    "ids": ({"ids": {"values": ["1", "2", "3", "184"]}}, lambda i: i in ("1", "2", "3", "184")),
+}
+
+
+@pytest.mark.parametrize("name", list(FILTERS))
+def test_filtered_exact_equals_filtered_brute_force_on_every_query(
+    cranfield, cranfield_reference, grouped_index, name
+):
+    clause, keeps = FILTERS[name]
+    allowed = [doc_id for doc_id in cranfield.documents if keeps(doc_id)]
+    for query in cranfield.queries.values():
+        expected = cranfield_reference.search(query, K, among=allowed)
+        result = grouped_index.search(query, K, filter=clause)
+        assert result.exact_guarantee
+        assert result.ids() == [doc_id for doc_id, _ in expected], (name, query)
+        np.testing.assert_allclose(
+            [hit.score for hit in result], [score for _, score in expected], atol=1e-9, rtol=0
+        )
+
+
+@pytest.mark.parametrize("name", list(FILTERS))
+def test_native_search_honours_filters(cranfield, grouped_index, name):
+    clause, keeps = FILTERS[name]
+    for query in list(cranfield.queries.values())[:10]:
+        native = grouped_index.search(query, K, mode="native", filter=clause)
+        assert all(keeps(hit.id) for hit in native)
+
+
+def test_a_filter_must_be_a_query_clause(grouped_index):
+    with pytest.raises(ValueError, match="filter must be an Elasticsearch query clause"):
+        grouped_index.search("wing", filter=["metadata.group=g1"])
+
+
+def bm25_scores(es_client, index, query):
+    response = es_client.search(
+        index=index, query={"match": {"text": query}}, size=2000, source=False
+    )
+    return {h["_id"]: h["_score"] for h in response["hits"]["hits"]}
+
+
+@pytest.mark.parametrize("query_id", ["1", "29", "100", "225"])
+def test_hybrid_rrf_is_the_documented_fusion(
+    es_client, cranfield, cranfield_reference, cranfield_index, query_id
+):
+    query, depth = cranfield.queries[query_id], 30
+    bm25 = bm25_scores(es_client, cranfield_index.name, query)
+    bm25_top = sorted(bm25, key=lambda i: (-bm25[i], i))[:depth]
+    scm_top = [doc_id for doc_id, _ in cranfield_reference.search(query, depth)]
+    fused = {}
+    for ranking in (bm25_top, scm_top):
+        for rank, doc_id in enumerate(ranking, start=1):
+            fused[doc_id] = fused.get(doc_id, 0.0) + 1 / (60 + rank)
+    expected = sorted(fused, key=lambda i: (-round(fused[i], 12), i))[:K]
+    result = cranfield_index.search(query, K, mode="hybrid", fusion="rrf", depth=depth)
+    assert result.ids() == expected
+    assert result.exact_guarantee
+    np.testing.assert_allclose([h.score for h in result], [fused[i] for i in expected], rtol=1e-12)
+    for hit in result:
+        assert hit.components["bm25"] == (bm25[hit.id] if hit.id in bm25_top else None)
+
+
+@pytest.mark.parametrize("alpha", [0.0, 0.3, 1.0])
+def test_hybrid_linear_is_the_documented_fusion(
+    es_client, cranfield, cranfield_reference, cranfield_index, alpha
+):
+    query, depth = cranfield.queries["7"], 40
+    bm25 = bm25_scores(es_client, cranfield_index.name, query)
+    bm25_top = sorted(bm25, key=lambda i: (-bm25[i], i))[:depth]
+    scm_all = dict(
+        zip(cranfield_reference.ids.tolist(), cranfield_reference.scores(query), strict=True)
+    )
+    scm_top = [doc_id for doc_id, _ in cranfield_reference.search(query, depth)]
+    candidates = list(dict.fromkeys(bm25_top + scm_top))
+    b = [bm25.get(c, 0.0) for c in candidates]
+    s = [scm_all[c] for c in candidates]
+    fused = {
+        c: alpha * (b[n] - min(b)) / (max(b) - min(b))
+        + (1 - alpha) * (s[n] - min(s)) / (max(s) - min(s))
+        for n, c in enumerate(candidates)
+    }
+    expected = sorted(fused, key=lambda i: (-round(fused[i], 12), i))[:K]
+    result = cranfield_index.search(
+        query, K, mode="hybrid", fusion="linear", alpha=alpha, depth=depth
+    )
+    assert result.ids() == expected
+    np.testing.assert_allclose([h.score for h in result], [fused[i] for i in expected], atol=1e-9)
+    for hit in result:
+        assert hit.components["bm25"] == pytest.approx(bm25.get(hit.id, 0.0))
+        assert hit.components["scm"] == pytest.approx(scm_all[hit.id], abs=1e-12)
+
+
+def test_hybrid_respects_filters_and_paging(cranfield, grouped_index):
+    query = cranfield.queries["2"]
+    clause, keeps = FILTERS["g1"]
+    first = grouped_index.search(query, 20, mode="hybrid", filter=clause)
+    assert all(keeps(hit.id) for hit in first)
+    page = grouped_index.search(query, 10, mode="hybrid", filter=clause, from_=10)
+    assert page.ids() == first.ids()[10:]
+    with pytest.raises(ValueError, match="fusion must be one of"):
+        grouped_index.search(query, mode="hybrid", fusion="max")

@@ -16,14 +16,15 @@ from typing import Any
 from es_scm.cli.errors import EXIT_OK, EXIT_USAGE, CLIError
 from es_scm.cli.options import (
     Command,
+    add_hybrid_options,
     add_model_options,
     client_from_args,
+    hybrid_kwargs,
     load_embeddings,
     model_options,
     no_arguments,
     positive_int,
 )
-from es_scm.validation import FRACTION, argparse_type
 
 logger = logging.getLogger(__name__)
 
@@ -119,13 +120,8 @@ def _add_evaluation_options(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help="train on the first N texts (paragraphs) of the corpus only",
     )
-    group = parser.add_argument_group("fusion, output and index")
-    group.add_argument(
-        "--alpha",
-        type=argparse_type(FRACTION, float),
-        default=0.5,
-        help="BM25 weight of the BM25 + SCM interpolation (0.5)",
-    )
+    add_hybrid_options(parser, "BM25 + SCM (hybrid search)")
+    group = parser.add_argument_group("output and index")
     group.add_argument("--json", metavar="FILE", help="write the scores and settings as JSON")
     group.add_argument(
         "--index-name", metavar="NAME", help="index to create (default es-scm-eval-…-<random>)"
@@ -161,7 +157,7 @@ def _settings(args: argparse.Namespace, model: Any, embeddings: Any) -> dict[str
         **{key: value for key, value in model_options(args).items() if "weighting" not in key},
         "weighting": description["document_weighting"],
         "query_weighting": description["query_weighting"],
-        "alpha": args.alpha,
+        "hybrid": hybrid_kwargs(args),
         "n_terms": description["terms"],
         "similarity_nnz": description["similarity_nnz"],
         "similarity": description["similarity"],
@@ -191,7 +187,7 @@ def run_semeval(args: argparse.Namespace) -> int:
         questions,
         model,
         client=None if args.no_es else client_from_args(args),
-        alpha=args.alpha,
+        hybrids={"bm25+scm": hybrid_kwargs(args)},
         index_name=args.index_name,
         keep_index=args.keep_index,
         settings=settings,
@@ -255,7 +251,7 @@ def run_trec(args: argparse.Namespace) -> int:
             model,
             collection,
             depth=args.depth,
-            alpha=args.alpha,
+            hybrids={"bm25+scm": hybrid_kwargs(args)},
             index_name=args.index_name,
             keep_index=args.keep_index,
             settings=_settings(args, model, embeddings),

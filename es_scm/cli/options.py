@@ -18,6 +18,8 @@ from es_scm.defaults import (
     COLUMN_ORDERS,
     DEFAULT_EMBEDDINGS,
     DEFAULT_WEIGHTING,
+    FUSIONS,
+    HYBRID_DEFAULTS,
     NEIGHBOR_MODES,
     SIMILARITY_DEFAULTS,
 )
@@ -306,6 +308,36 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
         help="query weighting if different (default: as --weighting; for bm25 documents, "
         f"{DEFAULT_WEIGHTING})",
     )
+
+
+def add_hybrid_options(parser: argparse.ArgumentParser, title: str) -> None:
+    """How hybrid search fuses BM25 and the SCM (:mod:`es_scm.elastic.hybrid`)."""
+    d = HYBRID_DEFAULTS
+    group = parser.add_argument_group(title)
+    group.add_argument(
+        "--fusion",
+        choices=FUSIONS,
+        default=d["fusion"],
+        help=f"reciprocal rank fusion or min-max linear interpolation (default {d['fusion']})",
+    )
+    group.add_argument(
+        "--alpha",
+        type=argparse_type(FRACTION, float),
+        default=d["alpha"],
+        help=f"weight of BM25 in linear fusion (default {d['alpha']})",
+    )
+    group.add_argument(
+        "--rrf-k",
+        type=non_negative_int,
+        default=d["rrf_k"],
+        metavar="K",
+        help=f"the constant of reciprocal rank fusion (default {d['rrf_k']})",
+    )
+
+
+def hybrid_kwargs(args: argparse.Namespace) -> dict[str, Any]:
+    """The hybrid options of :func:`add_hybrid_options`, for ``Searcher.search``."""
+    return {"fusion": args.fusion, "alpha": args.alpha, "rrf_k": args.rrf_k}
 
 
 def model_options(args: argparse.Namespace) -> dict[str, Any]:

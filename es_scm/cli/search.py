@@ -11,11 +11,14 @@ from es_scm.cli.errors import EXIT_OK, CLIError
 from es_scm.cli.index import shorten
 from es_scm.cli.options import (
     Command,
+    add_hybrid_options,
     client_from_args,
+    hybrid_kwargs,
     load_model,
     non_negative_int,
     positive_int,
 )
+from es_scm.defaults import HYBRID_DEFAULTS
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -24,9 +27,28 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--k", type=positive_int, default=10, help="hits to return (default 10)")
     parser.add_argument(
         "--mode",
-        choices=("exact", "native"),
+        choices=("exact", "native", "hybrid"),
         default="exact",
-        help="exact SCM, provably the top k (default), or Elasticsearch's native scores",
+        help="exact SCM, provably the top k (default); Elasticsearch's native scores; or hybrid: "
+        "BM25 fused with the SCM",
+    )
+    parser.add_argument(
+        "--filter",
+        dest="filters",
+        action="append",
+        type=filter_clause,
+        default=[],
+        metavar="JSON|FIELD=VALUE",
+        help="only documents that match: an Elasticsearch query clause as JSON, or FIELD=VALUE "
+        "for a term on a metadata field (metadata.FIELD); repeat to combine",
+    )
+    add_hybrid_options(parser, "hybrid search (--mode hybrid)")
+    parser.add_argument(
+        "--depth",
+        type=positive_int,
+        default=HYBRID_DEFAULTS["depth"],
+        help="hybrid: candidates each side retrieves, at least k "
+        f"(default {HYBRID_DEFAULTS['depth']})",
     )
     parser.add_argument(
         "--from",
@@ -40,6 +62,26 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("query", nargs="+", metavar="QUERY", help="the query text")
 
 
+def filter_clause(text: str) -> dict:
+    """An ``argparse`` type: a JSON query clause, or ``FIELD=VALUE`` (a term on metadata.FIELD)."""
+    text = text.strip()
+    if text.startswith("{"):
+        try:
+            clause = json.loads(text)
+        except json.JSONDecodeError as error:
+            raise argparse.ArgumentTypeError(f"not valid JSON ({error.msg}): {text!r}") from None
+        if not isinstance(clause, dict) or not clause:
+            raise argparse.ArgumentTypeError(f"expected a JSON object (a query clause): {text!r}")
+        return clause
+    field, equals, value = text.partition("=")
+    if not equals or not field.strip():
+        raise argparse.ArgumentTypeError(f"expected JSON or FIELD=VALUE, got {text!r}")
+    field = field.strip()
+    if not field.startswith("metadata.") and field != "text":
+        field = f"metadata.{field}"
+    return {"term": {field: value}}
+
+
 def run(args: argparse.Namespace) -> int:
     from es_scm.elastic import Searcher
 
@@ -48,7 +90,10 @@ def run(args: argparse.Namespace) -> int:
         raise CLIError("empty query")
     model = load_model(args.model)
     searcher = Searcher(client_from_args(args), args.index, model)
-    result = searcher.search(query, args.k, mode=args.mode, from_=args.from_)
+    options = {**hybrid_kwargs(args), "depth": args.depth}
+    result = searcher.search(
+        query, args.k, mode=args.mode, from_=args.from_, filter=args.filters or None, **options
+    )
     for note in result.notes:
         print(f"note: {note}", file=sys.stderr)
     if args.json:
@@ -66,7 +111,7 @@ def run(args: argparse.Namespace) -> int:
     for rank, hit in enumerate(result.hits, start=args.from_ + 1):
         text = shorten(str(hit.source.get("text", "")), text_width)
         print(f"{rank:>4}  {shorten(hit.id, id_width):<{id_width}}  {hit.score:8.4f}  {text}")
-    guarantee = ", exact top k proven" if result.mode == "exact" and result.exact_guarantee else ""
+    guarantee = ", exact top k proven" if result.exact_guarantee else ""
     print(
         f"-- {len(result.hits)} hits, mode {result.mode}{guarantee}, "
         f"{result.candidates} candidates, {result.took_ms:.0f} ms",

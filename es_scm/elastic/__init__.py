@@ -8,14 +8,16 @@ and exactly rescored (:mod:`~es_scm.elastic.searcher`). :class:`SCMIndex` is the
 from es_scm.elastic.connection import client_from_env
 from es_scm.elastic.index import SCMIndex
 from es_scm.elastic.ingest import IngestReport
+from es_scm.elastic.results import Hit, NotProvenError, SearchResult
 from es_scm.elastic.schema import IndexNotFoundError, ModelMismatchError
-from es_scm.elastic.searcher import Hit, Searcher, SearchResult
+from es_scm.elastic.searcher import Searcher
 
 __all__ = [
     "Hit",
     "IndexNotFoundError",
     "IngestReport",
     "ModelMismatchError",
+    "NotProvenError",
     "SCMIndex",
     "SearchResult",
     "Searcher",

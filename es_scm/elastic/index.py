@@ -16,8 +16,9 @@ from es_scm.documents import Document
 from es_scm.elastic.connection import error_reason
 from es_scm.elastic.ingest import DocumentIngester, IngestError, IngestReport
 from es_scm.elastic.query import QueryType
+from es_scm.elastic.results import SearchResult
 from es_scm.elastic.schema import check_model, index_mapping, index_settings
-from es_scm.elastic.searcher import Filter, Mode, Searcher, SearchResult
+from es_scm.elastic.searcher import Searcher
 from es_scm.validation import NON_NEGATIVE_INT, POSITIVE_INT, check
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -237,17 +238,10 @@ class SCMIndex:
         except (ApiError, TransportError) as error:
             report.warnings.append(f"the index could not be counted ({_describe(error)})")
 
-    def search(
-        self,
-        query: str,
-        k: int = 10,
-        *,
-        mode: Mode = "exact",
-        from_: int = 0,
-        filter: Filter = None,
-    ) -> SearchResult:
-        """Search with :meth:`es_scm.elastic.searcher.Searcher.search`."""
-        return self.searcher.search(query, k, mode=mode, from_=from_, filter=filter)
+    def search(self, query: str, k: int = 10, **options: Any) -> SearchResult:
+        """Search: :meth:`es_scm.elastic.searcher.Searcher.search` (``mode``, ``from_``,
+        ``filter``, and the hybrid options ``fusion``, ``alpha``, ``rrf_k``, ``depth``)."""
+        return self.searcher.search(query, k, **options)
 
     def rescore(self, query: str, **kwargs: Any) -> SearchResult:
         """Rescore candidates with :meth:`es_scm.elastic.searcher.Searcher.rescore`."""

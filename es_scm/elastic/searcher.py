@@ -38,13 +38,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from elasticsearch import Elasticsearch
 
 from es_scm.elastic.connection import cluster_max_clauses
+from es_scm.elastic.hybrid import hybrid_options, hybrid_search
 from es_scm.elastic.query import ExpandedQuery, QueryType, expand_query
+from es_scm.elastic.results import Hit, NotProvenError, SearchResult
 from es_scm.elastic.schema import check_model, public_source, stored_vector
 from es_scm.model.brute_force import rank
 from es_scm.validation import NON_NEGATIVE_INT, POSITIVE_INT, Options, OrNone, check
@@ -54,63 +55,11 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["Hit", "Mode", "NotProvenError", "SearchResult", "Searcher"]
 
-Mode = Literal["native", "exact", "rescore"]
+Mode = Literal["native", "exact", "hybrid", "rescore"]
 Filter = Mapping[str, Any] | Sequence[Mapping[str, Any]] | None
 # Hits come with their whole _source (text, scm.vector, metadata): filtering it would make
 # Elasticsearch parse and rewrite every hit's source, which costs more than sending it whole.
 _WHOLE_SOURCE = True
-
-
-@dataclass
-class Hit:
-    """One result: the document id, its score, its text and metadata, and the native score."""
-
-    id: str
-    score: float
-    source: dict[str, Any]
-    native_score: float | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "score": self.score,
-            "native_score": self.native_score,
-            **self.source,
-        }
-
-
-@dataclass
-class SearchResult:
-    """Hits and how they were obtained."""
-
-    hits: list[Hit]
-    mode: str
-    query_terms: int = 0
-    expansion_terms: int = 0
-    pruned_terms: int = 0
-    candidates: int = 0
-    rounds: int = 0
-    exact_guarantee: bool = False
-    took_ms: float = 0.0
-    notes: list[str] = field(default_factory=list)
-    unproven: str | None = None  # exact mode: why the top k is not proven (then it raises)
-
-    def __iter__(self):
-        return iter(self.hits)
-
-    def __len__(self) -> int:
-        return len(self.hits)
-
-    def ids(self) -> list[str]:
-        return [hit.id for hit in self.hits]
-
-
-class NotProvenError(RuntimeError):
-    """``exact`` mode could not prove its top k; ``result`` holds the window's exact scores."""
-
-    def __init__(self, message: str, result: SearchResult) -> None:
-        super().__init__(message)
-        self.result = result
 
 
 class Searcher:
@@ -176,8 +125,18 @@ class Searcher:
         mode: Mode = "exact",
         from_: int = 0,
         filter: Filter = None,
+        fusion: str | None = None,
+        alpha: float | None = None,
+        rrf_k: int | None = None,
+        depth: int | None = None,
     ) -> SearchResult:
         """Return the top ``k`` documents for ``query`` after skipping ``from_``.
+
+        ``mode`` is ``"exact"`` (the SCM, provably the brute-force top k), ``"native"``
+        (Elasticsearch's scores) or ``"hybrid"`` (BM25 fused with the SCM by ``fusion``,
+        ``"rrf"`` or ``"linear"`` with weight ``alpha`` on BM25, over each side's top
+        ``depth``; see :mod:`es_scm.elastic.hybrid`; None takes
+        :data:`es_scm.defaults.HYBRID_DEFAULTS`).
 
         ``filter`` is an Elasticsearch query clause, or a list of them, that the documents must
         match (e.g. ``{"term": {"metadata.topic": "sports"}}``); it does not change scores, and
@@ -192,12 +151,17 @@ class Searcher:
         """
         k = check(k, "k", POSITIVE_INT)
         from_ = check(from_, "from_", NON_NEGATIVE_INT)
-        check(mode, "mode", Options(("native", "exact")))
+        check(mode, "mode", Options(("native", "exact", "hybrid")))
         filters = _filters(filter)
+        options = hybrid_options(fusion=fusion, alpha=alpha, rrf_k=rrf_k, depth=depth)
         self.check()
         started = time.perf_counter()
         expanded = self.expand(query)
-        if expanded.empty:
+        if mode == "hybrid":
+            result = hybrid_search(
+                self.client, self.index, query, expanded, (k, from_), filters, options, self._exact
+            )
+        elif expanded.empty:
             result = SearchResult(hits=[], mode=mode, exact_guarantee=True)
             result.notes.append("the query has no vocabulary terms (empty, stop words or unknown)")
         elif mode == "native":

@@ -22,7 +22,10 @@ Methods (:func:`evaluate`)
                      to the 10 ids (9-bit stored values, so ties and small swaps are possible);
     ``es-bm25``      Elasticsearch BM25: a ``match`` query on the ``text`` field, filtered to the
                      ids;
-    ``bm25+scm``     α·minmax(BM25) + (1 − α)·minmax(SCM) over each question's candidates.
+    ``bm25+scm``     hybrid search restricted to the 10 candidates
+                     (:meth:`es_scm.elastic.Searcher.search`, ``mode="hybrid"``, an ``ids`` filter):
+                     BM25 and the SCM fused by reciprocal rank fusion (the default) or min-max
+                     linear interpolation.
 """
 
 from __future__ import annotations
@@ -45,7 +48,6 @@ from es_scm.evaluation.metrics import (
     semeval_scores,
 )
 from es_scm.evaluation.semeval_data import OriginalQuestion, clean_text
-from es_scm.fusion import interpolate_scores
 
 __all__ = [
     "METHOD_LABELS",
@@ -65,7 +67,7 @@ METHOD_LABELS = {
     "scm": "SCM (local, exact)",
     "es-scm": "SCM (Elasticsearch, exact rescore)",
     "es-scm-native": "SCM (Elasticsearch, native 9-bit scores)",
-    "bm25+scm": "BM25 + SCM (min-max interpolation)",
+    "bm25+scm": "BM25 + SCM (hybrid search)",
 }
 
 Scores = dict[str, dict[str, float]]  # question id -> candidate id -> score
@@ -134,15 +136,19 @@ def elasticsearch_scores(
     *,
     index_name: str | None = None,
     keep_index: bool = False,
+    hybrids: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> dict[str, Scores]:
     """Index the related questions and score them through Elasticsearch.
+
+    ``hybrids`` maps a method name to hybrid options (``fusion``, ``alpha``, ``rrf_k``); default
+    ``{"bm25+scm": {}}``, the default fusion.
 
     Returns
     -------
     dict
-        ``{"es-scm": …, "es-scm-native": …, "es-bm25": …}`` (see the module docstring). The
-        index (``es-scm-eval-semeval-<random>`` unless named) is deleted afterwards unless
-        ``keep_index``.
+        ``{"es-scm": …, "es-scm-native": …, "es-bm25": …, <hybrid methods>: …}`` (see the
+        module docstring). The index (``es-scm-eval-semeval-<random>`` unless named) is deleted
+        afterwards unless ``keep_index``.
     """
     from es_scm.elastic import SCMIndex
     from es_scm.elastic.schema import TEXT_FIELD
@@ -157,9 +163,11 @@ def elasticsearch_scores(
         if not report.ok:
             raise RuntimeError(f"indexing failed: {report.summary()}: {report.failures[:3]}")
         searcher = index.searcher
+        hybrids = {"bm25+scm": {}} if hybrids is None else dict(hybrids)
         exact: Scores = {}
         native: Scores = {}
         bm25: Scores = {}
+        fused: dict[str, Scores] = {method: {} for method in hybrids}
         for question in questions:
             ids = question.candidate_ids
             query = clean_text(question.text)
@@ -180,7 +188,12 @@ def elasticsearch_scores(
                 source=False,
             )
             bm25[question.id] = {h["_id"]: h["_score"] for h in response["hits"]["hits"]}
-        return {"es-scm": exact, "es-scm-native": native, "es-bm25": bm25}
+            for method, options in hybrids.items():
+                result = searcher.search(
+                    query, len(ids), mode="hybrid", filter=ids_filter, depth=len(ids), **options
+                )
+                fused[method][question.id] = {hit.id: hit.score for hit in result.hits}
+        return {"es-scm": exact, "es-scm-native": native, "es-bm25": bm25, **fused}
     finally:
         if not keep_index:
             index.delete()
@@ -274,7 +287,7 @@ def run_all(
     model: Any,
     *,
     client: Any = None,
-    alpha: float = 0.5,
+    hybrids: Mapping[str, Mapping[str, Any]] | None = None,
     index_name: str | None = None,
     keep_index: bool = False,
     settings: Mapping[str, Any] | None = None,
@@ -291,20 +304,16 @@ def run_all(
     seconds["scm"] = time.perf_counter() - started
     if client is not None:
         started = time.perf_counter()
+        hybrids = {"bm25+scm": {}} if hybrids is None else dict(hybrids)
         es_runs = elasticsearch_scores(
-            client, model, questions, index_name=index_name, keep_index=keep_index
+            client, model, questions, index_name=index_name, keep_index=keep_index, hybrids=hybrids
         )
         seconds["elasticsearch"] = time.perf_counter() - started
         runs["es-bm25"] = es_runs["es-bm25"]
         runs["scm"] = scm
         runs["es-scm"] = es_runs["es-scm"]
         runs["es-scm-native"] = es_runs["es-scm-native"]
-        runs["bm25+scm"] = {
-            q.id: interpolate_scores(
-                es_runs["es-bm25"][q.id], es_runs["es-scm"][q.id], alpha, q.candidate_ids
-            )
-            for q in questions
-        }
+        runs.update({method: es_runs[method] for method in hybrids})
     else:
         runs["scm"] = scm
     return evaluate(questions, runs, settings=settings, seconds=seconds)

@@ -6,10 +6,9 @@ Methods (:func:`run_collection`), each retrieving the top ``depth`` documents pe
 ``scm``       :meth:`es_scm.elastic.Searcher.search` in ``exact`` mode: native retrieval through the
               expanded query x' = SᵀWx, then the exact SCM, provably equal to the brute-force top
               ``depth`` (see :mod:`es_scm.elastic.searcher`).
-``bm25+scm``  BM25's top ``depth`` rescored by the exact SCM (:meth:`Searcher.rescore` with
-              ``es_query=``) and fused by linear interpolation of min-max normalized scores:
-              score(d) = α · minmax(BM25)(d) + (1 − α) · minmax(SCM)(d)
-              (:func:`es_scm.fusion.interpolate_scores`).
+``bm25+scm``  hybrid search (:meth:`es_scm.elastic.Searcher.search` with ``mode="hybrid"``):
+              BM25's and the SCM's top ``depth`` fused by reciprocal rank fusion (the default)
+              or min-max linear interpolation (see :mod:`es_scm.elastic.hybrid`).
 
 MAP (AP over the retrieved ``depth``), nDCG@10 and R@100 are computed by ``ir_measures``
 (pytrec_eval underneath) over the judged queries — those with at least one relevant document.
@@ -27,8 +26,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from es_scm.fusion import interpolate_scores
-
 __all__ = [
     "MEASURES",
     "TrecReport",
@@ -44,7 +41,7 @@ logger = logging.getLogger(__name__)
 METHOD_LABELS = {
     "bm25": "BM25 (Elasticsearch)",
     "scm": "SCM (Elasticsearch, exact)",
-    "bm25+scm": "BM25 + SCM (interpolated)",
+    "bm25+scm": "BM25 + SCM (hybrid search)",
 }
 
 Run = dict[str, dict[str, float]]  # query id -> document id -> score
@@ -128,7 +125,7 @@ def run_collection(
     collection: Any,
     *,
     depth: int = 100,
-    alpha: float = 0.5,
+    hybrids: Mapping[str, Mapping[str, Any]] | None = None,
     index_name: str | None = None,
     keep_index: bool = False,
     settings: Mapping[str, Any] | None = None,
@@ -143,8 +140,10 @@ def run_collection(
         From :func:`es_scm.evaluation.collections.read_collection`.
     depth : int, default=100
         Documents retrieved per query by every method (MAP is AP over this depth).
-    alpha : float, default=0.5
-        The BM25 weight of the interpolation.
+    hybrids : mapping, optional
+        Method name → hybrid options (``fusion``, ``alpha``, ``rrf_k``) of
+        :meth:`es_scm.elastic.Searcher.search` in ``hybrid`` mode; default
+        ``{"bm25+scm": {}}`` (the default fusion).
     index_name : str, optional
         Default ``es-scm-eval-<collection>-<random>``; deleted afterwards unless ``keep_index``.
 
@@ -161,7 +160,8 @@ def run_collection(
     index = SCMIndex(client, name, model)
     seconds: dict[str, float] = {}
     queries = collection.judged_queries()
-    runs: dict[str, Run] = {"bm25": {}, "scm": {}, "bm25+scm": {}}
+    hybrids = {"bm25+scm": {}} if hybrids is None else dict(hybrids)
+    runs: dict[str, Run] = {"bm25": {}, "scm": {}, **{method: {} for method in hybrids}}
     try:
         started = time.perf_counter()
         report = index.index_documents(
@@ -183,11 +183,11 @@ def run_collection(
             result = searcher.search(text, k=depth, mode="exact")
             runs["scm"][qid] = {h.id: h.score for h in result.hits}
             timers["scm"] += time.perf_counter() - started
-            started = time.perf_counter()
-            rescored = searcher.rescore(text, es_query=match, size=depth)
-            scm_of_bm25 = {h.id: h.score for h in rescored.hits}
-            runs["bm25+scm"][qid] = interpolate_scores(bm25, scm_of_bm25, alpha, list(bm25))
-            timers["bm25+scm"] += time.perf_counter() - started
+            for method, options in hybrids.items():
+                started = time.perf_counter()
+                fused = searcher.search(text, depth, mode="hybrid", depth=depth, **options)
+                runs[method][qid] = {h.id: h.score for h in fused.hits}
+                timers[method] += time.perf_counter() - started
             runs["bm25"][qid] = bm25
             if number % 25 == 0:
                 logger.info("%s: %d/%d queries", collection.name, number, len(queries))
@@ -203,7 +203,7 @@ def run_collection(
         collection=collection.name,
         methods=aggregate,
         per_query=per_query,
-        settings={**dict(settings or {}), "depth": depth, "alpha": alpha, "empty_runs": empty},
+        settings={**dict(settings or {}), "depth": depth, "hybrids": hybrids, "empty_runs": empty},
         seconds=seconds,
         queries=len(queries),
     )

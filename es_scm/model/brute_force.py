@@ -16,7 +16,7 @@ same formula cannot reorder equal scores, then by document id.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -90,10 +90,17 @@ class BruteForceSearch:
         scores = np.asarray(postings @ expansion.data, dtype=np.float64) / norm
         return np.clip(scores, -1.0, 1.0)
 
-    def search(self, query: str, k: int = 10) -> list[tuple[str, float]]:
-        """The exact top ``k`` with a positive SCM, ranked by :func:`rank`: ``(id, score)``."""
+    def search(
+        self, query: str, k: int = 10, *, among: Collection[str] | None = None
+    ) -> list[tuple[str, float]]:
+        """The exact top ``k`` with a positive SCM, ranked by :func:`rank`: ``(id, score)``.
+
+        ``among`` restricts the search to these document ids (what a filter keeps).
+        """
         k = check(k, "k", POSITIVE_INT)
         scores = self.scores(query)
+        if among is not None:
+            scores = np.where(np.isin(self.ids, np.asarray(list(among), dtype=object)), scores, 0.0)
         positive = np.flatnonzero(scores > 0)
         if len(positive) > k:
             rounded = np.round(scores[positive], TIE_DECIMALS)

@@ -1,0 +1,59 @@
+"""What a search returns: hits, how they were obtained, and the error of an unproven top k."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["Hit", "NotProvenError", "SearchResult"]
+
+
+@dataclass
+class Hit:
+    """One result: the document id, its score, its text and metadata, and the native score."""
+
+    id: str
+    score: float
+    source: dict[str, Any]
+    native_score: float | None = None
+    components: dict[str, float | None] | None = None  # hybrid: the BM25 and SCM scores
+
+    def to_dict(self) -> dict[str, Any]:
+        result = {"id": self.id, "score": self.score, "native_score": self.native_score}
+        if self.components is not None:
+            result["components"] = self.components
+        return {**result, **self.source}
+
+
+@dataclass
+class SearchResult:
+    """Hits and how they were obtained."""
+
+    hits: list[Hit]
+    mode: str
+    query_terms: int = 0
+    expansion_terms: int = 0
+    pruned_terms: int = 0
+    candidates: int = 0
+    rounds: int = 0
+    exact_guarantee: bool = False
+    took_ms: float = 0.0
+    notes: list[str] = field(default_factory=list)
+    unproven: str | None = None  # exact mode: why the top k is not proven (then it raises)
+
+    def __iter__(self):
+        return iter(self.hits)
+
+    def __len__(self) -> int:
+        return len(self.hits)
+
+    def ids(self) -> list[str]:
+        return [hit.id for hit in self.hits]
+
+
+class NotProvenError(RuntimeError):
+    """``exact`` mode could not prove its top k; ``result`` holds the window's exact scores."""
+
+    def __init__(self, message: str, result: SearchResult) -> None:
+        super().__init__(message)
+        self.result = result
