@@ -11,8 +11,10 @@ Term similarity matrix (S)
     forced diagonally dominant; a term's neighbours are searched among the model's own terms
     (``neighbors="terms"``), columns filled rarest term first.
 Hybrid search
-    BM25 and the SCM fused by reciprocal rank fusion over each side's top 100 (at least k)
-    (:data:`HYBRID_DEFAULTS`).
+    BM25 and the SCM fused by min-max linear interpolation with weight 0.7 on BM25, over each
+    side's top 100 (at least k) (:data:`HYBRID_DEFAULTS`): the best fusion on the training data
+    (``scripts/tune_hybrid.py``: SemEval-2016 train-part2 and 5-fold cross-validation over the
+    queries of Cranfield, CISI and CACM; ``results/tune_hybrid.json``).
 Embeddings
     The Python API has none by default (S = I, the plain cosine), because word vectors are an
     optional extra; the command line's default is the packaged GloVe 6B 50d
@@ -54,8 +56,8 @@ SIMILARITY_DEFAULTS: dict[str, Any] = {
 #: how many candidates each side retrieves at least.
 FUSIONS = ("linear", "rrf")
 HYBRID_DEFAULTS: dict[str, Any] = {
-    "fusion": "rrf",
-    "alpha": 0.5,
+    "fusion": "linear",
+    "alpha": 0.7,
     "rrf_k": 60,
     "depth": 100,
 }

@@ -27,6 +27,7 @@ LAYERS = [
     "documents",
     "tools",
     "defaults",
+    "extras",
     "validation",
     "_version",
 ]

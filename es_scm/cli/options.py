@@ -23,6 +23,7 @@ from es_scm.defaults import (
     NEIGHBOR_MODES,
     SIMILARITY_DEFAULTS,
 )
+from es_scm.extras import require
 from es_scm.validation import (
     FRACTION,
     NON_NEGATIVE_INT,
@@ -400,12 +401,15 @@ def load_model(directory: str) -> SoftCosineModel:
 
 
 def progress_bar(total: int | None, disable: bool, unit: str = "doc") -> Any:
-    """A tqdm progress bar on stderr, or None without the ``cli`` extra."""
-    try:
-        from tqdm import tqdm
-    except ImportError:  # the [cli] extra is missing: no bar
+    """A tqdm progress bar on stderr; without the ``cli`` extra, one line saying so, and None."""
+    if disable:
         return None
-    return tqdm(total=total, unit=unit, disable=True if disable else None, file=sys.stderr)
+    try:
+        tqdm = require("tqdm", "progress bars").tqdm
+    except ImportError as error:
+        print(f"es-scm: {error} (--no-progress silences this)", file=sys.stderr)
+        return None
+    return tqdm(total=total, unit=unit, disable=None, file=sys.stderr)  # None: off without a TTY
 
 
 # -- commands -----------------------------------------------------------------------------------

