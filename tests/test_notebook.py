@@ -292,3 +292,41 @@ def test_notebook_part_1_gensim_agrees(
             _bow(documents["obama"], terms), _bow(documents[name], terms), normalized=(True, True)
         )
         assert ours_value == pytest.approx(expected[name], abs=1e-6)
+
+
+# -- the example notebook, executed ---------------------------------------------------------------
+
+
+@pytest.mark.integration
+@pytest.mark.slow
+def test_the_example_notebook_runs_against_elasticsearch(es_url, shared_data, monkeypatch):
+    """examples/gensim_scm_tutorial.ipynb, executed cell by cell by nbclient on a real node."""
+    nbformat = pytest.importorskip("nbformat")
+    nbclient = pytest.importorskip("nbclient")
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "examples" / "gensim_scm_tutorial.ipynb"
+    notebook = nbformat.read(path, as_version=4)
+    monkeypatch.setenv("ES_URL", es_url)
+    monkeypatch.setenv("ES_SCM_SHARED_DATA", str(shared_data))
+    client = nbclient.NotebookClient(
+        notebook, timeout=600, kernel_name="python3", resources={"metadata": {"path": path.parent}}
+    )
+    client.execute()
+    outputs = [
+        "".join(output.get("text", "") for output in cell.get("outputs", []))
+        for cell in notebook.cells
+        if cell.cell_type == "code"
+    ]
+    part1 = next(text for text in outputs if "SCM(obama, president)" in text)
+    president = float(part1.split("SCM(obama, president) = ")[1].split()[0])
+    orange = float(part1.split("SCM(obama, orange)    = ")[1].split()[0])
+    assert president > orange >= 0.0
+    assert "50 original questions, 500 related" in "".join(outputs)
+    table = next(text for text in outputs if "IR baseline" in text)
+    maps = {
+        line[:22].strip(): float(line.split("MAP")[1].split()[0]) for line in table.splitlines()
+    }
+    assert maps["IR baseline"] == pytest.approx(71.35, abs=0.005)  # the official value
+    assert set(maps) == {"IR baseline", "TF-IDF", "BM25", "SCM", "BM25 + SCM (hybrid)"}
+    assert all(0.0 < value < 100.0 for value in maps.values())
