@@ -1,0 +1,336 @@
+#!/usr/bin/env python
+"""Search, ingestion and model building as the collection grows: 100k, 300k, ~850k paragraphs.
+
+For each size N of the Wikipedia extract (the first N paragraphs; the queries are the first 12
+words of the last ``--queries`` paragraphs of the extract, never indexed, the same at every
+size), with es-scm's default settings:
+
+* **model build**: seconds and peak RSS of ``SoftCosineModel.build`` (in a subprocess of its own,
+  GloVe 6B 50d loaded before the clock starts; ``--min-df``);
+* **ingestion**: es-scm's ``index_documents`` against a raw ``helpers.streaming_bulk`` of the
+  same precomputed documents (the same ``_source``, the same mapping: Elasticsearch does the same
+  work, so the ratio shows how much of es-scm's own Python work is hidden), with the peak RSS of
+  the ingesting process (a subprocess: model aside, memory must not grow with N);
+* **index size**: bytes per document of es-scm's index and of a text-only index;
+* **search latency** (k = 10, p50/p95, client-side wall time, methods interleaved query by
+  query): BM25 (``match``), ``native``, ``exact``, ``hybrid``, and the in-memory brute force
+  (``BruteForceSearch``); ``exact`` is compared with the brute force on every query.
+
+Usage::
+
+    python scripts/bench_scale.py --sizes 100000 300000 850000 --queries 100
+
+Writes ``results/bench_scale.json`` and the plot ``docs/bench_scale.png``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from benchlib import machine  # noqa: E402  (scripts/benchlib.py)
+
+DATA = Path(os.environ.get("ES_SCM_SHARED_DATA", REPO.parent / "shared" / "data"))
+EXTRACT = DATA / "wikipedia-2015" / "text.tar.xz"
+K = 10
+INDEX = "es-scm-bench-scale"
+RAW_INDEX = "es-scm-bench-scale-raw"
+TEXT_INDEX = "es-scm-bench-scale-text"
+
+
+def paragraphs(limit: int | None = None) -> list[dict]:
+    from es_scm.evaluation.collections import read_wikipedia_paragraphs
+
+    return [
+        {"id": p["id"], "text": p["text"]} for p in read_wikipedia_paragraphs(EXTRACT, limit=limit)
+    ]
+
+
+def peak_rss_mib() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+# -- subprocess workers (fresh memory) ----------------------------------------------------------
+
+
+def build_worker(corpus: str, model_dir: str, min_df: int) -> None:
+    from es_scm.model import SoftCosineModel
+    from es_scm.similarity import WordEmbeddings
+
+    glove = WordEmbeddings.glove_6b_50d()
+    with open(corpus, encoding="utf-8") as lines:
+        texts = [json.loads(line)["text"] for line in lines]
+    baseline = peak_rss_mib()
+    started = time.perf_counter()
+    model = SoftCosineModel.build(texts, glove, min_df=min_df)
+    seconds = time.perf_counter() - started
+    model.save(model_dir)
+    print(
+        json.dumps(
+            {
+                "seconds": seconds,
+                "peak_rss_mib": peak_rss_mib(),
+                "rss_before_build_mib": baseline,
+                "terms": len(model.terms),
+                "similarity_nnz": model.similarity_matrix.nnz,
+            }
+        )
+    )
+
+
+def ingest_worker(corpus: str, model_dir: str, es_url: str, kind: str) -> None:
+    """``kind`` = ``es_scm`` (index_documents) or ``raw`` (streaming_bulk of ready sources)."""
+    from elasticsearch import helpers
+
+    from es_scm.elastic import SCMIndex, client_from_env
+    from es_scm.elastic.schema import encode_documents, feature_keys
+    from es_scm.model import SoftCosineModel
+
+    model = SoftCosineModel.load(model_dir)
+    client = client_from_env(es_url, request_timeout=300)
+    after_model = peak_rss_mib()
+
+    def stream():
+        with open(corpus, encoding="utf-8") as lines:
+            for line in lines:
+                yield json.loads(line)
+
+    if kind == "es_scm":
+        index = SCMIndex(client, INDEX, model)
+        index.delete()
+        index.create()
+        started = time.perf_counter()
+        report = index.index_documents(stream(), refresh=False)
+        seconds = time.perf_counter() - started
+        assert report.ok, report.summary()
+    else:
+        index = SCMIndex(client, RAW_INDEX, model)
+        index.delete()
+        index.create()
+        keys = feature_keys(len(model.terms))
+        actions = []  # precomputed before the clock starts, as a raw bulk would be
+        batch: list[dict] = []
+        for document in [*stream(), None]:
+            if document is not None:
+                batch.append(document)
+            if len(batch) == 500 or (document is None and batch):
+                texts = [d["text"] for d in batch]
+                normalized = model.similarity_matrix.normalize(model.vectorize_many(texts))
+                for d, source in zip(
+                    batch,
+                    encode_documents(texts, normalized, [None] * len(batch), keys),
+                    strict=True,
+                ):
+                    actions.append({"_index": RAW_INDEX, "_id": d["id"], "_source": source})
+                batch = []
+        started = time.perf_counter()
+        for ok, item in helpers.streaming_bulk(
+            client, actions, chunk_size=500, raise_on_error=False
+        ):
+            if not ok:
+                raise RuntimeError(f"raw bulk failed: {item}")
+        seconds = time.perf_counter() - started
+    client.indices.refresh(index=index.name)
+    print(
+        json.dumps(
+            {"seconds": seconds, "peak_rss_mib": peak_rss_mib(), "rss_after_model_mib": after_model}
+        )
+    )
+
+
+def run_worker(*args: str) -> dict:
+    done = subprocess.run(
+        [sys.executable, __file__, "--worker", *args], capture_output=True, text=True, check=False
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"worker {args[0]} failed:\n{done.stderr[-3000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+# -- the measurements of one size ---------------------------------------------------------------
+
+
+def percentiles(samples: list[float]) -> dict[str, float]:
+    ordered = sorted(samples)
+    return {
+        "p50_ms": 1000 * statistics.median(ordered),
+        "p95_ms": 1000 * ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))],
+        "n": len(ordered),
+    }
+
+
+def index_bytes(client, name: str) -> int:
+    stats = client.indices.stats(index=name, metric="store")
+    return int(stats["indices"][name]["primaries"]["store"]["size_in_bytes"])
+
+
+def text_index(client, docs: list[dict]) -> None:
+    from elasticsearch import helpers
+
+    client.options(ignore_status=404).indices.delete(index=TEXT_INDEX)
+    client.indices.create(
+        index=TEXT_INDEX,
+        settings={"number_of_shards": 1, "number_of_replicas": 0},
+        mappings={"properties": {"text": {"type": "text"}}},
+    )
+    actions = ({"_index": TEXT_INDEX, "_id": d["id"], "_source": {"text": d["text"]}} for d in docs)
+    for ok, item in helpers.streaming_bulk(client, actions, chunk_size=500, raise_on_error=False):
+        if not ok:
+            raise RuntimeError(f"text bulk failed: {item}")
+    client.indices.refresh(index=TEXT_INDEX)
+
+
+def search_latency(client, model, docs: list[dict], queries: list[str], repeats: int) -> dict:
+    from es_scm.elastic import SCMIndex
+    from es_scm.model import BruteForceSearch
+
+    index = SCMIndex(client, INDEX, model)
+    brute = BruteForceSearch(model, [d["id"] for d in docs], [d["text"] for d in docs])
+    methods = {
+        "bm25": lambda q: client.search(
+            index=INDEX, query={"match": {"text": q}}, size=K, source=True, track_total_hits=False
+        ),
+        "native": lambda q: index.search(q, K, mode="native"),
+        "exact": lambda q: index.search(q, K, mode="exact"),
+        "hybrid": lambda q: index.search(q, K, mode="hybrid"),
+        "brute_force": lambda q: brute.search(q, K),
+    }
+    for query in queries[:10]:
+        for method in methods.values():
+            method(query)
+    samples: dict[str, list[float]] = {name: [] for name in methods}
+    equal = 0
+    for _ in range(repeats):
+        for query in queries:
+            results = {}
+            for name, method in methods.items():
+                started = time.perf_counter()
+                results[name] = method(query)
+                samples[name].append(time.perf_counter() - started)
+            equal += results["exact"].ids() == [doc_id for doc_id, _ in results["brute_force"]]
+    return {
+        "latency": {name: percentiles(values) for name, values in samples.items()},
+        "exact_equals_brute_force": equal / (repeats * len(queries)),
+        "segments": len(client.cat.segments(index=INDEX, format="json")),
+    }
+
+
+def measure(size: int, all_docs: list[dict], queries: list[str], args, client) -> dict:
+    from es_scm.model import SoftCosineModel
+
+    docs = all_docs[:size]
+    row: dict = {"documents": len(docs)}
+    with tempfile.TemporaryDirectory() as scratch:
+        corpus = Path(scratch) / "corpus.jsonl"
+        with open(corpus, "w", encoding="utf-8") as out:
+            for d in docs:
+                out.write(json.dumps(d) + "\n")
+        model_dir = str(Path(scratch) / "model")
+        row["model_build"] = run_worker("build", str(corpus), model_dir, str(args.min_df))
+        print(f"{len(docs)}: model {row['model_build']}", flush=True)
+        runs = {"es_scm": [], "raw": []}
+        for _ in range(args.ingest_repeats):
+            for kind in ("raw", "es_scm"):
+                runs[kind].append(run_worker("ingest", str(corpus), model_dir, args.es_url, kind))
+        row["ingest"] = {
+            kind: {
+                "docs_per_s": len(docs) / statistics.median(r["seconds"] for r in values),
+                "peak_rss_mib": max(r["peak_rss_mib"] for r in values),
+                "rss_after_model_mib": max(r["rss_after_model_mib"] for r in values),
+            }
+            for kind, values in runs.items()
+        }
+        row["ingest"]["ratio"] = (
+            row["ingest"]["es_scm"]["docs_per_s"] / row["ingest"]["raw"]["docs_per_s"]
+        )
+        print(f"{len(docs)}: ingestion {row['ingest']}", flush=True)
+        text_index(client, docs)
+        row["bytes_per_document"] = {
+            "es_scm": index_bytes(client, INDEX) / len(docs),
+            "text_only": index_bytes(client, TEXT_INDEX) / len(docs),
+        }
+        client.indices.delete(index=[TEXT_INDEX, RAW_INDEX])
+        model = SoftCosineModel.load(model_dir)
+        row.update(search_latency(client, model, docs, queries, args.repeats))
+        print(f"{len(docs)}: latency {json.dumps(row['latency'])}", flush=True)
+    return row
+
+
+def plot(rows: list[dict], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, axis = plt.subplots(figsize=(6.5, 4))
+    sizes = [row["documents"] for row in rows]
+    for method in ("bm25", "native", "exact", "hybrid", "brute_force"):
+        axis.plot(
+            sizes, [row["latency"][method]["p50_ms"] for row in rows], marker="o", label=method
+        )
+    axis.set_xlabel("documents (Wikipedia paragraphs)")
+    axis.set_ylabel("p50 latency, ms (k = 10)")
+    axis.set_xscale("log")
+    axis.set_yscale("log")
+    axis.grid(True, which="both", alpha=0.3)
+    axis.legend()
+    axis.set_title("Search latency against collection size (scripts/bench_scale.py)")
+    figure.tight_layout()
+    figure.savefig(path, dpi=120)
+
+
+def main() -> None:
+    if len(sys.argv) > 1 and sys.argv[1] == "--worker":
+        {"build": build_worker, "ingest": ingest_worker}[sys.argv[2]](*sys.argv[3:])
+        return
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", nargs="+", type=int, default=[100_000, 300_000, 850_000])
+    parser.add_argument("--queries", type=int, default=100)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--ingest-repeats", type=int, default=1)
+    parser.add_argument("--min-df", type=int, default=2)
+    parser.add_argument("--es-url", default=os.environ.get("ES_URL", "http://127.0.0.1:9200"))
+    parser.add_argument("--json", default=str(REPO / "results" / "bench_scale.json"))
+    parser.add_argument("--plot", default=str(REPO / "docs" / "bench_scale.png"))
+    args = parser.parse_args()
+
+    from es_scm.elastic import client_from_env
+
+    client = client_from_env(args.es_url, request_timeout=600)
+    every = paragraphs()
+    queries = [" ".join(p["text"].split()[:12]) for p in every[-args.queries :]]
+    documents = every[: -args.queries]
+    print(f"{len(documents)} paragraphs, {len(queries)} queries", flush=True)
+    rows = [
+        measure(min(size, len(documents)), documents, queries, args, client) for size in args.sizes
+    ]
+    client.options(ignore_status=404).indices.delete(index=INDEX)
+    summary = {"rows": rows, "machine": machine(client), "date": dt.date.today().isoformat()}
+    Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.json).write_text(json.dumps(summary, indent=2) + "\n")
+    plot(rows, Path(args.plot))
+    for row in rows:
+        latency = row["latency"]
+        print(
+            f"{row['documents']:>8}: "
+            + "  ".join(f"{m} {v['p50_ms']:.1f}" for m, v in latency.items())
+            + f"  exact/bm25 {latency['exact']['p50_ms'] / latency['bm25']['p50_ms']:.2f}"
+            + f"  brute/exact {latency['brute_force']['p50_ms'] / latency['exact']['p50_ms']:.2f}"
+            + f"  exact=brute {100 * row['exact_equals_brute_force']:.0f}%"
+        )
+
+
+if __name__ == "__main__":
+    main()
