@@ -245,9 +245,12 @@ class SCMIndex:
         mode: Mode = "exact",
         from_: int = 0,
         filter: Filter = None,
+        explain: bool = False,
     ) -> SearchResult:
         """Search with :meth:`es_scm.elastic.searcher.Searcher.search`."""
-        return self.searcher.search(query, k, mode=mode, from_=from_, filter=filter)
+        return self.searcher.search(
+            query, k, mode=mode, from_=from_, filter=filter, explain=explain
+        )
 
     def rescore(self, query: str, **kwargs: Any) -> SearchResult:
         """Rescore candidates with :meth:`es_scm.elastic.searcher.Searcher.rescore`."""

@@ -44,13 +44,17 @@ from typing import TYPE_CHECKING, Any, Literal
 from elasticsearch import Elasticsearch
 
 from es_scm.elastic.connection import cluster_max_clauses
+from es_scm.elastic.explain import explain_hits
 from es_scm.elastic.query import ExpandedQuery, QueryType, expand_query
 from es_scm.elastic.schema import check_model, public_source, stored_vector
 from es_scm.model.brute_force import rank
-from es_scm.validation import NON_NEGATIVE_INT, POSITIVE_INT, Options, OrNone, check
+from es_scm.validation import NON_NEGATIVE_INT, POSITIVE_INT, Boolean, Options, OrNone, check
 
 if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np
+
     from es_scm.model import SoftCosineModel
+    from es_scm.model.explanation import Explanation
 
 __all__ = ["Hit", "Mode", "NotProvenError", "SearchResult", "Searcher"]
 
@@ -63,19 +67,27 @@ _WHOLE_SOURCE = True
 
 @dataclass
 class Hit:
-    """One result: the document id, its score, its text and metadata, and the native score."""
+    """One result: the document id, its score, its text and metadata, and the native score.
+
+    ``explanation`` (with ``explain=True``) lists the term pairs that make up the exact SCM
+    (:mod:`es_scm.elastic.explain`); ``vector`` is the stored y' it is computed from.
+    """
 
     id: str
     score: float
     source: dict[str, Any]
     native_score: float | None = None
+    explanation: Explanation | None = None
+    vector: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
+        explained = {} if self.explanation is None else {"explanation": self.explanation.to_dict()}
         return {
             "id": self.id,
             "score": self.score,
             "native_score": self.native_score,
             **self.source,
+            **explained,
         }
 
 
@@ -176,8 +188,13 @@ class Searcher:
         mode: Mode = "exact",
         from_: int = 0,
         filter: Filter = None,
+        explain: bool = False,
     ) -> SearchResult:
         """Return the top ``k`` documents for ``query`` after skipping ``from_``.
+
+        With ``explain``, every hit gets an ``explanation`` of its exact SCM term pair by term
+        pair (:mod:`es_scm.elastic.explain`; in ``exact`` mode its contributions sum to
+        ``hit.score``).
 
         ``filter`` is an Elasticsearch query clause, or a list of them, that the documents must
         match (e.g. ``{"term": {"metadata.topic": "sports"}}``); it does not change scores, and
@@ -193,6 +210,7 @@ class Searcher:
         k = check(k, "k", POSITIVE_INT)
         from_ = check(from_, "from_", NON_NEGATIVE_INT)
         check(mode, "mode", Options(("native", "exact")))
+        explain = check(explain, "explain", Boolean())
         filters = _filters(filter)
         self.check()
         started = time.perf_counter()
@@ -204,6 +222,8 @@ class Searcher:
             result = self._native(expanded, k, from_, filters)
         else:
             result = self._exact(expanded, k, from_, filters)
+        if explain:
+            explain_hits(self.model, expanded, result.hits)
         result.query_terms = expanded.weights.nnz
         result.expansion_terms = len(expanded.clause_terms) + expanded.pruned_terms
         result.pruned_terms = expanded.pruned_terms
@@ -225,18 +245,21 @@ class Searcher:
         es_query: Mapping[str, Any] | None = None,
         size: int = 100,
         k: int | None = None,
+        explain: bool = False,
     ) -> SearchResult:
         """The exact SCM of given candidates: ``ids``, or the top ``size`` hits of ``es_query``.
 
         Returns the candidates ranked by exact SCM (the top ``k`` if given); candidates that do
         not exist are reported in ``notes``. ``exact_guarantee`` holds for ``ids`` (the exact
         ranking of exactly those documents); for an arbitrary ``es_query`` nothing proves that
-        its top ``size`` holds the best documents, so it is False.
+        its top ``size`` holds the best documents, so it is False. ``explain`` as in
+        :meth:`search`.
         """
         if (ids is None) == (es_query is None):
             raise ValueError("rescore needs exactly one of ids= or es_query=")
         size = check(size, "size", POSITIVE_INT)
         k = check(k, "k", OrNone(POSITIVE_INT))
+        explain = check(explain, "explain", Boolean())
         self.check()
         started = time.perf_counter()
         expanded = self.expand(query)
@@ -250,9 +273,11 @@ class Searcher:
             documents, missing = {h["_id"]: h["_source"] for h in hits}, []
         scored = [(i, expanded.exact_score(*stored_vector(s))) for i, s in documents.items()]
         hits_out = [
-            Hit(i, score, public_source(documents[i]))  # no SCM from Elasticsearch
-            for i, score in rank(scored)[: k if k else None]
+            Hit(i, score, public_source(documents[i]), vector=stored_vector(documents[i]))
+            for i, score in rank(scored)[: k if k else None]  # no native score: not searched
         ]
+        if explain:
+            explain_hits(self.model, expanded, hits_out)
         result = SearchResult(hits=hits_out, mode="rescore", candidates=len(documents), rounds=1)
         result.exact_guarantee = ids is not None and not expanded.has_negative
         if missing:
@@ -269,7 +294,8 @@ class Searcher:
         hits = []
         for h in response["hits"]["hits"]:
             score = expanded.native_score(h["_score"])
-            hits.append(Hit(h["_id"], score, public_source(h["_source"]), score))
+            vector = stored_vector(h["_source"])
+            hits.append(Hit(h["_id"], score, public_source(h["_source"]), score, vector=vector))
         return SearchResult(hits=hits, mode="native", candidates=len(hits), rounds=1)
 
     def _exact(
@@ -302,6 +328,7 @@ class Searcher:
                 score,
                 public_source(fetched[doc_id][2]),
                 expanded.native_score(fetched[doc_id][1]),
+                vector=stored_vector(fetched[doc_id][2]),
             )
             for doc_id, score in ranked[from_:need]
         ]
