@@ -4,6 +4,8 @@ the sum property on many text pairs, and the ``es-scm similarity --explain`` out
 from __future__ import annotations
 
 import math
+import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -12,6 +14,8 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 from scipy import sparse
 
+from es_scm.cli import main
+from es_scm.cli.errors import EXIT_OK, EXIT_USAGE
 from es_scm.model import Explanation, SoftCosineModel, TermPair
 from es_scm.similarity import TermSimilarityMatrix, scm
 
@@ -192,3 +196,83 @@ def test_identical_texts_explain_a_score_of_one(model) -> None:
         ("killed", "killed"),
         ("rome", "rome"),
     }
+
+
+# -- es-scm similarity --explain ------------------------------------------------------------------
+
+LINE = re.compile(
+    r"^(?P<a>\S+) +(?P<rel>[=≈]) (?P<b>\S+) +s=(?P<s>-?\d\.\d\d) +(?P<c>[+-]\d\.\d{3}) +"
+    r"\((?P<share>-?\d+) %\)$"
+)
+
+
+@pytest.fixture(scope="module")
+def model_dir(model: SoftCosineModel, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return model.save(tmp_path_factory.mktemp("model") / "model")
+
+
+def similarity(capsys: pytest.CaptureFixture[str], *argv: object) -> tuple[int, list[str], str]:
+    code = main(["similarity", *(str(arg) for arg in argv)])
+    captured = capsys.readouterr()
+    return code, captured.out.splitlines(), captured.err
+
+
+def test_similarity_explain_prints_one_pair_per_line(capsys, model, model_dir: Path) -> None:
+    a, b = "Julius Caesar was killed in Rome", "Antony found Caesar dead in the senate"
+    code, lines, err = similarity(capsys, "--model", model_dir, "--explain", a, b)
+    assert code == EXIT_OK, err
+    explanation = model.explain(a, b)
+    assert float(lines[0]) == explanation.score == model.similarity(a, b)
+    assert len(lines) == 1 + len(explanation) == 4
+    for line, pair in zip(lines[1:], explanation, strict=True):
+        match = LINE.match(line)
+        assert match, line
+        assert (match["a"], match["rel"], match["b"]) == (
+            pair.query_term,
+            "=" if pair.identical else "≈",
+            pair.document_term,
+        )
+        assert float(match["s"]) == round(pair.similarity, 2)
+        assert float(match["c"]) == round(pair.contribution, 3)
+        assert int(match["share"]) == round(100 * pair.share)
+    assert [line.split()[:3] for line in lines[1:]] == [
+        ["killed", "≈", "dead"],
+        ["caesar", "=", "caesar"],
+        ["rome", "≈", "senate"],
+    ]
+    assert lines[2].startswith("caesar = caesar   s=1.00  +0.")
+    # the terms are aligned in columns
+    assert len({line.index(" s=") for line in lines[1:]}) == 1
+
+
+def test_similarity_explain_top(capsys, model, model_dir: Path) -> None:
+    a, b = "Julius Caesar was killed in Rome", "Antony found Caesar dead in the senate"
+    code, lines, _ = similarity(capsys, "--model", model_dir, "--explain", "--explain-top", 1, a, b)
+    assert code == EXIT_OK
+    explanation = model.explain(a, b)
+    assert len(lines) == 3
+    assert lines[1].startswith("killed ≈ dead")
+    rest = explanation.total - explanation.pairs[0].contribution
+    share = round(100 * rest / explanation.total)
+    assert lines[2] == f"… 2 more pair(s)   {rest:+.3f}  ({share} %)"
+    _, every, _ = similarity(capsys, "--model", model_dir, "--explain", "--explain-top", 0, a, b)
+    assert len(every) == 4
+    _, plain, _ = similarity(capsys, "--model", model_dir, a, b)
+    assert plain == lines[:1]
+
+
+def test_similarity_explain_of_an_unknown_text(capsys, model_dir: Path) -> None:
+    code, lines, err = similarity(capsys, "--model", model_dir, "--explain", "zzz qqq", "caesar")
+    assert code == EXIT_OK
+    assert lines == ["0.0", "(no pair of similar terms: the score is 0)"]
+    assert "TEXT_A has no vocabulary term" in err
+
+
+def test_explain_top_must_be_a_count(capsys, model_dir: Path) -> None:
+    code, _, err = similarity(capsys, "--model", model_dir, "--explain-top", "-1", "a", "b")
+    assert code == EXIT_USAGE
+    assert "expected an integer >= 0, got '-1'" in err
+    main(["similarity", "--help"])
+    help_text = capsys.readouterr().out
+    assert "--explain " in help_text
+    assert "--explain-top N" in help_text

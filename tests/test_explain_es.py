@@ -8,10 +8,14 @@ from __future__ import annotations
 
 import json
 import math
+import re
+from pathlib import Path
 
 import pytest
 
 from es_scm import SoftCosineModel
+from es_scm.cli import main
+from es_scm.cli.errors import EXIT_OK
 from es_scm.elastic import SCMIndex
 from es_scm.evaluation.collections import read_cranfield
 from es_scm.model import Explanation
@@ -21,6 +25,10 @@ pytestmark = pytest.mark.integration
 
 K = 10
 TOLERANCE = 1e-9
+LINE = re.compile(
+    r"^ *(?P<a>\S+) (?P<rel>[=≈]) (?P<b>\S+) +s=(?P<s>-?\d\.\d\d) +(?P<c>[+-]\d\.\d{3}) +"
+    r"\((?P<share>-?\d+) %\)$"
+)
 
 
 @pytest.fixture(scope="module")
@@ -156,3 +164,51 @@ def test_a_document_without_vocabulary_terms_has_an_empty_explanation(caesar_ind
         ("killed", "dead"),
         ("caesar", "caesar"),
     ]
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: object) -> tuple[int, str, str]:
+    code = main([str(arg) for arg in argv])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_search_explain_prints_the_pairs_under_each_hit(
+    capsys, es_url, caesar_index, caesar_model, tmp_path: Path
+):
+    model_dir = caesar_model.save(tmp_path / "model")
+    search = ["search", "--model", model_dir, "--index", caesar_index.name, "--es-url", es_url]
+    code, out, err = run(capsys, *search, "--k", "2", "--explain", "Caesar", "was", "killed")
+    assert code == EXIT_OK, err
+    expected = caesar_index.search("Caesar was killed", 2, explain=True)
+    lines = out.splitlines()
+    assert lines[0].split() == ["rank", "id", "score", "text"]
+    rows = [line for line in lines[1:] if not line.startswith("      ")]
+    assert [row.split()[1] for row in rows] == expected.ids()
+    explanation_lines = [line for line in lines[1:] if line.startswith("      ")]
+    pairs = [pair for hit in expected for pair in hit.explanation]
+    assert len(explanation_lines) == len(pairs)
+    for line, pair in zip(explanation_lines, pairs, strict=True):
+        match = LINE.match(line)
+        assert match, line
+        assert match["rel"] == ("=" if pair.identical else "≈")
+        assert (match["a"], match["b"]) == (pair.query_term, pair.document_term)
+        assert float(match["s"]) == round(pair.similarity, 2)
+        assert float(match["c"]) == round(pair.contribution, 3)
+        assert int(match["share"]) == round(100 * pair.share)
+    assert "      killed = killed   s=1.00  +0." in out
+
+    code, out, err = run(capsys, *search, "--json", "--explain", "--explain-top", "1", "killed")
+    assert code == EXIT_OK, err
+    hits = [json.loads(line) for line in out.splitlines()]
+    expected = caesar_index.search("killed", 10, explain=True)
+    assert [hit["id"] for hit in hits] == expected.ids()
+    for got, hit in zip(hits, expected, strict=True):
+        explanation = got["explanation"]
+        assert isinstance(explanation["pairs"], list)
+        assert explanation["pairs"] == [hit.explanation.pairs[0].to_dict()]
+        assert explanation["omitted"] == len(hit.explanation) - 1
+        listed = explanation["pairs"][0]["contribution"] + explanation["omitted_contribution"]
+        assert abs(listed - got["score"]) <= TOLERANCE
+
+    code, out, _ = run(capsys, *search, "--json", "killed")
+    assert all("explanation" not in json.loads(line) for line in out.splitlines())
