@@ -74,7 +74,7 @@ def build_worker(corpus: str, model_dir: str, min_df: int) -> None:
         texts = [json.loads(line)["text"] for line in lines]
     baseline = peak_rss_mib()
     started = time.perf_counter()
-    model = SoftCosineModel.build(texts, glove, min_df=min_df)
+    model = SoftCosineModel.build(texts, glove, min_df=int(min_df))
     seconds = time.perf_counter() - started
     model.save(model_dir)
     print(

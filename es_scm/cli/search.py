@@ -8,6 +8,7 @@ import shutil
 import sys
 
 from es_scm.cli.errors import EXIT_OK, CLIError
+from es_scm.cli.explain import add_explain_options, explain_top, explanation_lines
 from es_scm.cli.index import shorten
 from es_scm.cli.options import (
     Command,
@@ -59,6 +60,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="skip the first N hits (default 0)",
     )
     parser.add_argument("--json", action="store_true", help="one JSON object per hit")
+    add_explain_options(parser)
     parser.add_argument("query", nargs="+", metavar="QUERY", help="the query text")
 
 
@@ -92,8 +94,17 @@ def run(args: argparse.Namespace) -> int:
     searcher = Searcher(client_from_args(args), args.index, model)
     options = {**hybrid_kwargs(args), "depth": args.depth}
     result = searcher.search(
-        query, args.k, mode=args.mode, from_=args.from_, filter=args.filters or None, **options
+        query,
+        args.k,
+        mode=args.mode,
+        from_=args.from_,
+        filter=args.filters or None,
+        explain=args.explain,
+        **options,
     )
+    for hit in result.hits:
+        if hit.explanation is not None:
+            hit.explanation = hit.explanation.top(explain_top(args))
     for note in result.notes:
         print(f"note: {note}", file=sys.stderr)
     if args.json:
@@ -111,6 +122,8 @@ def run(args: argparse.Namespace) -> int:
     for rank, hit in enumerate(result.hits, start=args.from_ + 1):
         text = shorten(str(hit.source.get("text", "")), text_width)
         print(f"{rank:>4}  {shorten(hit.id, id_width):<{id_width}}  {hit.score:8.4f}  {text}")
+        if hit.explanation is not None:
+            print("\n".join(explanation_lines(hit.explanation, indent=" " * 6)))
     guarantee = ", exact top k proven" if result.exact_guarantee else ""
     print(
         f"-- {len(result.hits)} hits, mode {result.mode}{guarantee}, "
@@ -124,7 +137,8 @@ COMMAND = Command(
     "search",
     "search an index with the soft cosine measure",
     'es-scm search --model news-model --index news --k 5 "Obama speaks to the media"\n'
-    'es-scm search --model news-model --index news --json "flu outbreak" | jq .id',
+    'es-scm search --model news-model --index news --json "flu outbreak" | jq .id\n'
+    'es-scm search --model news-model --index news --explain --explain-top 5 "flu outbreak"',
     add_arguments,
     run,
     ("common", "connection"),

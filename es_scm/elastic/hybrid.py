@@ -108,7 +108,13 @@ def hybrid_search(
         }
     ranked = rank(fused.items())
     hits = [
-        Hit(doc_id, score, public_source(sources.get(doc_id, {})), components=components[doc_id])
+        Hit(
+            doc_id,
+            score,
+            public_source(sources.get(doc_id, {})),
+            components=components[doc_id],
+            vector=stored_vector(sources.get(doc_id, {})),
+        )
         for doc_id, score in ranked[from_:need]
     ]
     result = SearchResult(hits=hits, mode="hybrid", candidates=len(candidates), rounds=1)

@@ -240,7 +240,8 @@ class SCMIndex:
 
     def search(self, query: str, k: int = 10, **options: Any) -> SearchResult:
         """Search: :meth:`es_scm.elastic.searcher.Searcher.search` (``mode``, ``from_``,
-        ``filter``, and the hybrid options ``fusion``, ``alpha``, ``rrf_k``, ``depth``)."""
+        ``filter``, ``explain``, and the hybrid options ``fusion``, ``alpha``, ``rrf_k``,
+        ``depth``)."""
         return self.searcher.search(query, k, **options)
 
     def rescore(self, query: str, **kwargs: Any) -> SearchResult:

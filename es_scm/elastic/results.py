@@ -3,26 +3,40 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np
+
+    from es_scm.model.explanation import Explanation
 
 __all__ = ["Hit", "NotProvenError", "SearchResult"]
 
 
 @dataclass
 class Hit:
-    """One result: the document id, its score, its text and metadata, and the native score."""
+    """One result: the document id, its score, its text and metadata, and the native score.
+
+    ``components`` (hybrid mode) holds the BM25 and SCM scores that were fused; ``explanation``
+    (with ``explain=True``) lists the term pairs that make up the exact SCM
+    (:mod:`es_scm.elastic.explain`); ``vector`` is the stored y' it is computed from.
+    """
 
     id: str
     score: float
     source: dict[str, Any]
     native_score: float | None = None
-    components: dict[str, float | None] | None = None  # hybrid: the BM25 and SCM scores
+    components: dict[str, float | None] | None = None
+    explanation: Explanation | None = None
+    vector: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
-        result = {"id": self.id, "score": self.score, "native_score": self.native_score}
+        result: dict[str, Any] = {"id": self.id, "score": self.score}
+        result["native_score"] = self.native_score
         if self.components is not None:
             result["components"] = self.components
-        return {**result, **self.source}
+        explained = {} if self.explanation is None else {"explanation": self.explanation.to_dict()}
+        return {**result, **self.source, **explained}
 
 
 @dataclass

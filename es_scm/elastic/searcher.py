@@ -43,12 +43,13 @@ from typing import TYPE_CHECKING, Any, Literal
 from elasticsearch import Elasticsearch
 
 from es_scm.elastic.connection import cluster_max_clauses
+from es_scm.elastic.explain import explain_hits
 from es_scm.elastic.hybrid import hybrid_options, hybrid_search
 from es_scm.elastic.query import ExpandedQuery, QueryType, expand_query
 from es_scm.elastic.results import Hit, NotProvenError, SearchResult
 from es_scm.elastic.schema import check_model, public_source, stored_vector
 from es_scm.model.brute_force import rank
-from es_scm.validation import NON_NEGATIVE_INT, POSITIVE_INT, Options, OrNone, check
+from es_scm.validation import NON_NEGATIVE_INT, POSITIVE_INT, Boolean, Options, OrNone, check
 
 if TYPE_CHECKING:  # pragma: no cover
     from es_scm.model import SoftCosineModel
@@ -129,6 +130,7 @@ class Searcher:
         alpha: float | None = None,
         rrf_k: int | None = None,
         depth: int | None = None,
+        explain: bool = False,
     ) -> SearchResult:
         """Return the top ``k`` documents for ``query`` after skipping ``from_``.
 
@@ -137,6 +139,10 @@ class Searcher:
         ``"rrf"`` or ``"linear"`` with weight ``alpha`` on BM25, over each side's top
         ``depth``; see :mod:`es_scm.elastic.hybrid`; None takes
         :data:`es_scm.defaults.HYBRID_DEFAULTS`).
+
+        With ``explain``, every hit gets an ``explanation`` of its exact SCM term pair by term
+        pair (:mod:`es_scm.elastic.explain`; in ``exact`` mode its contributions sum to
+        ``hit.score``; in ``hybrid`` mode it explains the SCM component).
 
         ``filter`` is an Elasticsearch query clause, or a list of them, that the documents must
         match (e.g. ``{"term": {"metadata.topic": "sports"}}``); it does not change scores, and
@@ -152,6 +158,7 @@ class Searcher:
         k = check(k, "k", POSITIVE_INT)
         from_ = check(from_, "from_", NON_NEGATIVE_INT)
         check(mode, "mode", Options(("native", "exact", "hybrid")))
+        explain = check(explain, "explain", Boolean())
         filters = _filters(filter)
         options = hybrid_options(fusion=fusion, alpha=alpha, rrf_k=rrf_k, depth=depth)
         self.check()
@@ -168,6 +175,8 @@ class Searcher:
             result = self._native(expanded, k, from_, filters)
         else:
             result = self._exact(expanded, k, from_, filters)
+        if explain:
+            explain_hits(self.model, expanded, result.hits)
         result.query_terms = expanded.weights.nnz
         result.expansion_terms = len(expanded.clause_terms) + expanded.pruned_terms
         result.pruned_terms = expanded.pruned_terms
@@ -189,18 +198,21 @@ class Searcher:
         es_query: Mapping[str, Any] | None = None,
         size: int = 100,
         k: int | None = None,
+        explain: bool = False,
     ) -> SearchResult:
         """The exact SCM of given candidates: ``ids``, or the top ``size`` hits of ``es_query``.
 
         Returns the candidates ranked by exact SCM (the top ``k`` if given); candidates that do
         not exist are reported in ``notes``. ``exact_guarantee`` holds for ``ids`` (the exact
         ranking of exactly those documents); for an arbitrary ``es_query`` nothing proves that
-        its top ``size`` holds the best documents, so it is False.
+        its top ``size`` holds the best documents, so it is False. ``explain`` as in
+        :meth:`search`.
         """
         if (ids is None) == (es_query is None):
             raise ValueError("rescore needs exactly one of ids= or es_query=")
         size = check(size, "size", POSITIVE_INT)
         k = check(k, "k", OrNone(POSITIVE_INT))
+        explain = check(explain, "explain", Boolean())
         self.check()
         started = time.perf_counter()
         expanded = self.expand(query)
@@ -214,9 +226,11 @@ class Searcher:
             documents, missing = {h["_id"]: h["_source"] for h in hits}, []
         scored = [(i, expanded.exact_score(*stored_vector(s))) for i, s in documents.items()]
         hits_out = [
-            Hit(i, score, public_source(documents[i]))  # no SCM from Elasticsearch
-            for i, score in rank(scored)[: k if k else None]
+            Hit(i, score, public_source(documents[i]), vector=stored_vector(documents[i]))
+            for i, score in rank(scored)[: k if k else None]  # no native score: not searched
         ]
+        if explain:
+            explain_hits(self.model, expanded, hits_out)
         result = SearchResult(hits=hits_out, mode="rescore", candidates=len(documents), rounds=1)
         result.exact_guarantee = ids is not None and not expanded.has_negative
         if missing:
@@ -233,7 +247,8 @@ class Searcher:
         hits = []
         for h in response["hits"]["hits"]:
             score = expanded.native_score(h["_score"])
-            hits.append(Hit(h["_id"], score, public_source(h["_source"]), score))
+            vector = stored_vector(h["_source"])
+            hits.append(Hit(h["_id"], score, public_source(h["_source"]), score, vector=vector))
         return SearchResult(hits=hits, mode="native", candidates=len(hits), rounds=1)
 
     def _exact(
@@ -266,6 +281,7 @@ class Searcher:
                 score,
                 public_source(fetched[doc_id][2]),
                 expanded.native_score(fetched[doc_id][1]),
+                vector=stored_vector(fetched[doc_id][2]),
             )
             for doc_id, score in ranked[from_:need]
         ]

@@ -29,6 +29,7 @@ import scipy.sparse as sp
 
 from es_scm.defaults import SIMILARITY_DEFAULTS
 from es_scm.model import persistence
+from es_scm.model.explanation import Explanation, explain_vectors
 from es_scm.model.text import Tokenizer
 from es_scm.model.vocabulary import Vocabulary
 from es_scm.model.weighting import TermWeighting, as_weighting, query_weighting_for
@@ -290,6 +291,44 @@ class SoftCosineModel:
         x = self.vectorize(text_a, role=roles[0])
         y = self.vectorize(text_b, role=roles[1])
         return float(self.similarity_matrix.inner_product(x, y, normalized=(True, True)))
+
+    def explain(
+        self,
+        text_a: str,
+        text_b: str,
+        roles: tuple[Role, Role] = ("query", "document"),
+        top: int | None = None,
+    ) -> Explanation:
+        r"""Why two texts are similar: :meth:`similarity` as a sum over pairs of their terms.
+
+        .. math:: \operatorname{SCM}(x, y) = \sum_{i, j} \frac{x_i\, s_{ij}\, y_j}
+                  {\sqrt{x^T S x}\,\sqrt{y^T S y}}
+
+        over the terms i of ``text_a`` and j of ``text_b`` with :math:`s_{ij} \ne 0`
+        (:mod:`es_scm.model.explanation`).
+
+        Parameters
+        ----------
+        text_a, text_b : str
+            The "query" side x and the "document" side y of the pairs.
+        roles : pair of {"query", "document"}, default=("query", "document")
+            The weighting of each text, as in :meth:`similarity`.
+        top : int or None, default=None
+            Keep the ``top`` largest pairs only (the rest are summed up in ``omitted``).
+
+        Returns
+        -------
+        Explanation
+            ``score`` equals :meth:`similarity`; the contributions of all pairs sum to it within
+            1e-9 (to ``total``, the SCM before clipping to [-1, 1]). Empty, with score 0, when
+            either text has no vocabulary term.
+        """
+        x = self.vectorize(text_a, role=roles[0])
+        y = self.vectorize(text_b, role=roles[1])
+        matrix = self.similarity_matrix
+        score = float(matrix.inner_product(x, y, normalized=(True, True)))
+        norms = (matrix.soft_norm(x), matrix.soft_norm(y)) if x.nnz and y.nnz else (0.0, 0.0)
+        return explain_vectors(matrix, x, y, norms, score, top)
 
     # -- identity and persistence ---------------------------------------------------------------
 

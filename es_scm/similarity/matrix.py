@@ -13,8 +13,9 @@ built (:attr:`TermSimilarityMatrix.build_info`, saved with it and in a model's `
 It is the term-similarity layer of es-scm: the math of the search path
 (:mod:`es_scm.similarity.scm` — :meth:`~TermSimilarityMatrix.expand`,
 :meth:`~TermSimilarityMatrix.soft_norm`, :meth:`~TermSimilarityMatrix.normalize`,
-:meth:`~TermSimilarityMatrix.inner_product`) runs on its cached float64 CSR copy
-(:attr:`~TermSimilarityMatrix.rows`), made once and shared by indexing, search and evaluation.
+:meth:`~TermSimilarityMatrix.inner_product`, :meth:`~TermSimilarityMatrix.contributions`) runs on
+its cached float64 CSR copy (:attr:`~TermSimilarityMatrix.rows`), made once and shared by
+indexing, search and evaluation.
 
 Sources of similarities feed one greedy builder that bounds every column to ``nonzero_limit``
 off-diagonal non-zeros (Theorem 3.4; :mod:`es_scm.similarity.builder`): word embeddings
@@ -223,6 +224,11 @@ class TermSimilarityMatrix:
     def expand(self, X: Any) -> sparse.csr_array:
         """Query expansion x′ = Sᵀx (Theorem 4.1): :func:`es_scm.similarity.scm.expand`."""
         return scm.expand(self.rows, X)
+
+    def contributions(self, x: Any, y: Any) -> scm.Contributions:
+        """The summands x_i·s_ij·y_j of xᵀSy, one per similar pair of their terms (s_ij ≠ 0):
+        :func:`es_scm.similarity.scm.contributions`."""
+        return scm.contributions(self.rows, x, y)
 
     # ------------------------------------------------------------------ persistence
     def save(self, path: PathLike | io.IOBase) -> None:

@@ -32,6 +32,8 @@ vector and as a corpus is said in :mod:`es_scm.similarity.operands`.
   indexed by the non-zero coordinates are touched. The **corpus matrix form** that follows it,
   :math:`X S Y^T` with every row divided by its soft norm
   :math:`\sqrt{\operatorname{diag}(X S X^T)}`, is :func:`inner_product` for corpora.
+* **Lemma 3.3, term by term** — :func:`contributions` lists the non-zero summands
+  :math:`x_i s_{ij} y_j` of :math:`x^T S y`: what explains a score.
 * **Theorem 4.1** — the query transform :math:`x' = S^T x` (:func:`expand`) turns the soft inner
   product into a plain dot product with untransformed documents; **Theorem 4.2** — dividing
   documents by their soft norm (:func:`normalize`) makes that dot product rank by the SCM.
@@ -50,7 +52,7 @@ coordinates is sliced out (other sparse formats are converted to CSC on every ca
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from scipy import sparse
@@ -65,7 +67,15 @@ from es_scm.similarity.operands import (
     like_input,
 )
 
-__all__ = ["Normalization", "expand", "inner_product", "normalize", "soft_norm"]
+__all__ = [
+    "Contributions",
+    "Normalization",
+    "contributions",
+    "expand",
+    "inner_product",
+    "normalize",
+    "soft_norm",
+]
 
 # Relative tolerance under which a computed xᵀSx is treated as a rounding-level zero.
 _ROUNDING_TOLERANCE = 1e-10
@@ -438,3 +448,66 @@ def expand(S: Matrix, X: VectorOrCorpus) -> sparse.csr_array:
     expanded.eliminate_zeros()
     expanded.sort_indices()
     return expanded
+
+
+class Contributions(NamedTuple):
+    """The summands x_i·s_ij·y_j of xᵀSy, one per pair (i, j) with s_ij ≠ 0, sorted by (i, j)."""
+
+    rows: np.ndarray  # i, the term of x (int64)
+    columns: np.ndarray  # j, the term of y (int64)
+    similarities: np.ndarray  # s_ij (float64)
+    x_weights: np.ndarray  # x_i (float64)
+    y_weights: np.ndarray  # y_j (float64)
+    values: np.ndarray  # x_i·s_ij·y_j (float64)
+
+
+def contributions(S: Matrix, x: VectorOrCorpus, y: VectorOrCorpus) -> Contributions:
+    r"""Decompose the inner product :math:`x^T S y` (Lemma 3.3) into its summands.
+
+    .. math:: x^T S y = \sum_{i \in \operatorname{supp} x} \sum_{j \in \operatorname{supp} y}
+              x_i\, s_{ij}\, y_j
+
+    Every pair (i, j) of the two supports with :math:`s_{ij} \ne 0` is listed. As in Algorithm 1,
+    only the block ``S[supp x][:, supp y]`` is read (major axis first): at most ``m·C`` pairs for
+    ``m`` terms in x. The summands add up to :func:`inner_product` of ``(x, y)`` up to float64
+    rounding; divided by :math:`\sqrt{x^T S x}\,\sqrt{y^T S y}`, they decompose the SCM.
+
+    Parameters
+    ----------
+    S : scipy sparse matrix or array, or numpy.ndarray, shape (n_terms, n_terms)
+        The term similarity matrix.
+    x, y : vector
+        One vector each (see :func:`inner_product`), taken as they are (not normalized).
+
+    Returns
+    -------
+    Contributions
+        One entry per pair, sorted by (i, j); empty if a vector is zero or no pair is similar.
+
+    Raises
+    ------
+    ValueError
+        If ``x`` or ``y`` is a corpus rather than one vector, or does not match S's shape.
+    """
+    S = as_similarity_matrix(S)
+    x_row, y_row = _one_vector(S, x, "x"), _one_vector(S, y, "y")
+    block = _submatrix(S, x_row.indices, y_row.indices).tocoo()
+    keep = block.data != 0.0
+    order = np.lexsort((block.col[keep], block.row[keep]))
+    i, j, similarities = block.row[keep][order], block.col[keep][order], block.data[keep][order]
+    x_weights, y_weights = x_row.data[i], y_row.data[j]
+    rows, columns = x_row.indices[i].astype(np.int64), y_row.indices[j].astype(np.int64)
+    values = x_weights * similarities * y_weights
+    return Contributions(rows, columns, similarities, x_weights, y_weights, values)
+
+
+def _one_vector(
+    S: sparse.csc_array | sparse.csr_array, X: VectorOrCorpus, name: str
+) -> sparse.csr_array:
+    """One vector as a (1, n_terms) CSR row with sorted, distinct, non-zero entries."""
+    operand = coerce(X, S.shape[0], name)
+    if operand.is_corpus:
+        raise ValueError(f"{name} must be one vector, got a corpus of {operand.rows.shape[0]} rows")
+    operand.rows.sum_duplicates()
+    operand.rows.eliminate_zeros()
+    return operand.rows
