@@ -24,6 +24,8 @@ from urllib.parse import unquote, urlsplit, urlunsplit
 
 from elasticsearch import Elasticsearch
 
+from es_scm.elastic.calls import Call, Plan, run_sync
+
 DEFAULT_URL = "http://127.0.0.1:9200"
 DEFAULT_MAX_CLAUSES = 1024  # Lucene's historical limit, used when the cluster cannot be asked
 
@@ -192,9 +194,18 @@ def cluster_max_clauses(client: Elasticsearch) -> int:
     ``indices.query.bool.max_clause_count`` setting is deprecated and not applied. Newer versions
     take the heap in whole GB; this function uses the smaller of the two readings.
     """
+    return run_sync(max_clauses_plan(), client)
+
+
+def max_clauses_plan() -> Plan:
+    """:func:`cluster_max_clauses` as a plan (:mod:`es_scm.elastic.calls`)."""
     try:
-        stats = client.nodes.stats(metric="jvm", filter_path="nodes.*.jvm.mem.heap_max_in_bytes")
-        info = client.nodes.info(metric="thread_pool", filter_path="nodes.*.thread_pool.search")
+        stats = yield Call(
+            "nodes.stats", {"metric": "jvm", "filter_path": "nodes.*.jvm.mem.heap_max_in_bytes"}
+        )
+        info = yield Call(
+            "nodes.info", {"metric": "thread_pool", "filter_path": "nodes.*.thread_pool.search"}
+        )
     except Exception:  # a restricted API key may not read node stats
         return DEFAULT_MAX_CLAUSES
     limits = []

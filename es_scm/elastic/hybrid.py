@@ -32,6 +32,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from es_scm.defaults import FUSIONS, HYBRID_DEFAULTS
+from es_scm.elastic.calls import Call, Plan
 from es_scm.elastic.results import Hit, SearchResult
 from es_scm.elastic.schema import TEXT_FIELD, public_source, stored_vector
 from es_scm.fusion import min_max_range, reciprocal_rank_fusion, scale
@@ -39,14 +40,12 @@ from es_scm.model.brute_force import rank
 from es_scm.validation import FRACTION, NON_NEGATIVE_INT, POSITIVE_INT, Options, check
 
 if TYPE_CHECKING:  # pragma: no cover
-    from elasticsearch import Elasticsearch
-
     from es_scm.elastic.query import ExpandedQuery
 
-#: ``exact(expanded, k, from_, filters)``: the searcher's exact mode (its result may be unproven).
-ExactSearch = Callable[["ExpandedQuery", int, int, list], SearchResult]
+#: ``exact(expanded, k, from_, filters)``: the plan of exact mode (its result may be unproven).
+ExactPlan = Callable[["ExpandedQuery", int, int, list], Plan]
 
-__all__ = ["HybridOptions", "hybrid_options", "hybrid_search"]
+__all__ = ["HybridOptions", "hybrid_options", "hybrid_plan"]
 
 HybridOptions = dict[str, Any]
 _CONSTRAINTS = {
@@ -66,43 +65,44 @@ def hybrid_options(**given: Any) -> HybridOptions:
     return {name: check(value, name, _CONSTRAINTS[name]) for name, value in options.items()}
 
 
-def hybrid_search(
-    client: Elasticsearch,
+def hybrid_plan(
     index: str,
     query: str,
     expanded: ExpandedQuery,
     page: tuple[int, int],
     filters: list[dict[str, Any]],
     options: HybridOptions,
-    exact: ExactSearch,
-) -> SearchResult:
-    """The top ``k`` after ``from_`` (``page``) of BM25 fused with the SCM (module docstring)."""
+    exact: ExactPlan,
+) -> Plan:
+    """The top ``k`` after ``from_`` (``page``) of BM25 fused with the SCM (module docstring).
+
+    A plan (:mod:`es_scm.elastic.calls`): it yields its Elasticsearch calls.
+    """
     k, from_ = page
     need = from_ + k
     depth = max(options["depth"], need)
-    bm25_hits = _bm25(client, index, query, depth, filters)
+    bm25_hits = yield from _bm25(index, query, depth, filters)
     bm25 = {doc_id: score for doc_id, score, _ in bm25_hits}
     sources = {doc_id: source for doc_id, _, source in bm25_hits}
-    scm_result = exact(expanded, depth, 0, filters) if not expanded.empty else None
+    scm_result = (yield from exact(expanded, depth, 0, filters)) if not expanded.empty else None
     scm: dict[str, float] = {}
     if scm_result is not None:
         for hit in scm_result.hits:
             scm[hit.id] = hit.score
             sources.setdefault(hit.id, hit.source)
     candidates = list(dict.fromkeys([*bm25, *scm]))
+    scm_proven = scm_result is None or not scm_result.unproven
     if options["fusion"] == "rrf":
         fused = reciprocal_rank_fusion([list(bm25), list(scm)], options["rrf_k"])
-        proven = scm_result is None or not scm_result.unproven
+        proven = scm_proven
         components = {c: {"bm25": bm25.get(c), "scm": scm.get(c)} for c in candidates}
     else:
         full_scm = _exact_scores(expanded, candidates, scm, bm25_hits)
         others = [c for c in candidates if c not in bm25]
-        full_bm25 = {**_bm25_of(client, index, query, others), **bm25}
+        full_bm25 = {**(yield from _bm25_of(index, query, others)), **bm25}
         fused, bound = _linear(full_bm25, full_scm, candidates, options["alpha"], bm25, scm, depth)
         ranked = rank(fused.items())
-        proven = (scm_result is None or not scm_result.unproven) and (
-            len(ranked) < need or ranked[need - 1][1] > bound
-        )
+        proven = scm_proven and (len(ranked) < need or ranked[need - 1][1] > bound)
         components = {
             c: {"bm25": full_bm25.get(c, 0.0), "scm": full_scm.get(c, 0.0)} for c in candidates
         }
@@ -127,29 +127,25 @@ def hybrid_search(
     return result
 
 
-def _bm25(
-    client: Elasticsearch, index: str, query: str, size: int, filters: list[dict[str, Any]]
-) -> list[tuple[str, float, dict]]:
+def _bm25(index: str, query: str, size: int, filters: list[dict[str, Any]]) -> Plan:
     """BM25's top ``size``: (id, score, source) best first."""
     match: dict[str, Any] = {"match": {TEXT_FIELD: query}}
     if filters:
         match = {"bool": {"must": [match], "filter": filters}}
-    response = client.search(
-        index=index, query=match, size=size, source=True, track_total_hits=False
-    )
+    kwargs = {"index": index, "query": match, "size": size, "source": True}
+    response = yield Call("search", {**kwargs, "track_total_hits": False})
     return [(h["_id"], float(h["_score"]), h["_source"]) for h in response["hits"]["hits"]]
 
 
-def _bm25_of(client: Elasticsearch, index: str, query: str, ids: list[str]) -> dict[str, float]:
+def _bm25_of(index: str, query: str, ids: list[str]) -> Plan:
     """The BM25 scores of the given documents (those without a matching term are left out)."""
     if not ids:
         return {}
     match = {
         "bool": {"must": [{"match": {TEXT_FIELD: query}}], "filter": [{"ids": {"values": ids}}]}
     }
-    response = client.search(
-        index=index, query=match, size=len(ids), source=False, track_total_hits=False
-    )
+    kwargs = {"index": index, "query": match, "size": len(ids), "source": False}
+    response = yield Call("search", {**kwargs, "track_total_hits": False})
     return {h["_id"]: float(h["_score"]) for h in response["hits"]["hits"]}
 
 

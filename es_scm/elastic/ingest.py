@@ -31,7 +31,7 @@ import logging
 import queue
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -314,10 +314,51 @@ class DocumentIngester:
         report.empty += len(stored_empty)
         report.empty_ids.extend(stored_empty[: max(0, SHOWN - len(report.empty_ids))])
 
-    # -- sending (on the sender threads) -----------------------------------------------------
+    # -- sending: a plan of bulk requests and waits, run on a sender thread ------------------
 
     def _send(self, actions: list[dict]) -> _Outcome:
-        """Bulk ``actions``, waiting out a lost cluster within the retry budget."""
+        """Bulk ``actions`` (on a sender thread): the sending plan with the sync client."""
+        plan = self._send_plan(actions)
+        try:
+            step = next(plan)
+            while True:
+                try:
+                    if isinstance(step, Wait):
+                        if self._stop.wait(step.seconds):
+                            raise _Stop("stopped")
+                        response = None
+                    else:
+                        response = _outcome(helpers.streaming_bulk(**self.bulk_arguments(step)))
+                except Exception as error:
+                    step = plan.throw(error)
+                else:
+                    step = plan.send(response)
+        except StopIteration as done:
+            return done.value
+
+    def bulk_arguments(self, request: BulkRequest) -> dict[str, Any]:
+        """The keyword arguments of ``streaming_bulk`` (or its async twin) for a request."""
+        # Connection errors are the ingester's (with a time budget), statuses streaming_bulk's:
+        # the transport retries neither, so no retry loop nests in another.
+        return {
+            "client": self.client.options(max_retries=0, retry_on_status=()),
+            "actions": request.actions,
+            "chunk_size": len(request.actions),
+            "max_chunk_bytes": 50 * 1024 * 1024,
+            "raise_on_error": False,
+            "raise_on_exception": True,
+            "max_retries": self.max_retries,
+            "initial_backoff": self.initial_backoff,
+            "max_backoff": self.max_backoff,
+            "retry_on_status": RETRYABLE_STATUSES,
+        }
+
+    def _send_plan(self, actions: list[dict]) -> Generator[BulkRequest | Wait, Any, _Outcome]:
+        """Bulk ``actions``, waiting out a lost cluster within the retry budget.
+
+        Yields :class:`BulkRequest` (answered with an :class:`_Outcome`, or an exception thrown
+        in) and :class:`Wait`; the sync ingester and the asyncio one run the same plan.
+        """
         if not actions:
             return _Outcome()
         delay = min(1.0, self.retry_budget)
@@ -325,14 +366,16 @@ class DocumentIngester:
             if self._stop.is_set():
                 raise _Stop("stopped")
             try:
-                return self._split_and_send(actions)
+                return (yield from self._split_plan(actions))
             except TransportError as error:  # the connection: retried here, with a budget
-                delay = self._wait_for_cluster(error, delay)
+                wait = self._budget_share(error, delay)
+                yield Wait(wait)
+                delay = min(delay * 2, 10.0)
 
-    def _split_and_send(self, actions: list[dict]) -> _Outcome:
+    def _split_plan(self, actions: list[dict]) -> Generator[BulkRequest | Wait, Any, _Outcome]:
         """Send; when the whole request is rejected for its content, send each half alone."""
         try:
-            return self._bulk(actions)
+            return (yield BulkRequest(actions))
         except (SerializationError, ApiError) as error:
             status = getattr(getattr(error, "meta", None), "status", None)
             if isinstance(error, ApiError) and status not in _SPLITTABLE:
@@ -342,45 +385,11 @@ class DocumentIngester:
                 reason = error_reason(error) if isinstance(error, ApiError) else str(error)
                 return _Outcome(failures=[(actions[0]["_id"], reason)])
             middle = len(actions) // 2
-            return self._split_and_send(actions[:middle]).add(
-                self._split_and_send(actions[middle:])
-            )
+            first = yield from self._split_plan(actions[:middle])
+            return first.add((yield from self._split_plan(actions[middle:])))
 
-    def _bulk(self, actions: list[dict]) -> _Outcome:
-        # Connection errors are the ingester's (with a time budget), statuses streaming_bulk's:
-        # the transport retries neither, so no retry loop nests in another.
-        client = self.client.options(max_retries=0, retry_on_status=())
-        outcome = _Outcome()
-        for ok, item in helpers.streaming_bulk(
-            client,
-            actions,
-            chunk_size=len(actions),
-            max_chunk_bytes=50 * 1024 * 1024,
-            raise_on_error=False,
-            raise_on_exception=True,
-            max_retries=self.max_retries,
-            initial_backoff=self.initial_backoff,
-            max_backoff=self.max_backoff,
-            retry_on_status=RETRYABLE_STATUSES,
-        ):
-            result = next(iter(item.values()))
-            if ok:
-                if result.get("result") == "created":
-                    outcome.created += 1
-                else:
-                    outcome.updated += 1
-                continue
-            reason = _item_reason(result)
-            if _FLOOD_STAGE in reason:
-                raise _Stop(
-                    "Elasticsearch's disk is full (flood-stage watermark; the index is read-only): "
-                    "free disk space, then rerun (document ids make reruns complete the index)"
-                )
-            outcome.failures.append((str(result.get("_id")), reason))
-        return outcome
-
-    def _wait_for_cluster(self, error: TransportError, delay: float) -> float:
-        """Wait (a share of the retry budget) for the cluster; raise _Stop when it is spent."""
+    def _budget_share(self, error: TransportError, delay: float) -> float:
+        """The next wait for a lost cluster, from the retry budget; _Stop when it is spent."""
         with self._budget_lock:
             wait = min(delay, self._budget_left)
             self._budget_left -= wait
@@ -397,9 +406,43 @@ class DocumentIngester:
             wait,
             left,
         )
-        if self._stop.wait(wait):
-            raise _Stop("stopped")
-        return min(delay * 2, 10.0)
+        return wait
+
+
+@dataclass(frozen=True)
+class BulkRequest:
+    """A step of the sending plan: bulk these actions (answered with their outcome)."""
+
+    actions: list[dict]
+
+
+@dataclass(frozen=True)
+class Wait:
+    """A step of the sending plan: wait this long for a lost cluster."""
+
+    seconds: float
+
+
+def _outcome(results: Iterable[tuple[bool, dict]]) -> _Outcome:
+    """What ``streaming_bulk``'s per-document results say: created, updated, failed (a full
+    disk stops the run)."""
+    outcome = _Outcome()
+    for ok, item in results:
+        result = next(iter(item.values()))
+        if ok:
+            if result.get("result") == "created":
+                outcome.created += 1
+            else:
+                outcome.updated += 1
+            continue
+        reason = _item_reason(result)
+        if _FLOOD_STAGE in reason:
+            raise _Stop(
+                "Elasticsearch's disk is full (flood-stage watermark; the index is read-only): "
+                "free disk space, then rerun (document ids make reruns complete the index)"
+            )
+        outcome.failures.append((str(result.get("_id")), reason))
+    return outcome
 
 
 class _Sender:

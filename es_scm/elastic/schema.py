@@ -32,6 +32,7 @@ import numpy as np
 from elasticsearch import Elasticsearch
 
 from es_scm._version import __version__
+from es_scm.elastic.calls import Call, Plan, run_sync
 from es_scm.elastic.connection import cluster_version, version_tuple
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -51,6 +52,7 @@ __all__ = [
     "index_mapping",
     "index_settings",
     "public_source",
+    "settings_for_version",
     "stored_vector",
 ]
 
@@ -108,8 +110,13 @@ def index_settings(client: Elasticsearch, *, shards: int = 1, replicas: int = 0)
     features it made Elasticsearch's indexing of a document 1.4 times as costly
     (``scripts/bench_ingest.py``).
     """
+    return settings_for_version(cluster_version(client), shards=shards, replicas=replicas)
+
+
+def settings_for_version(version: str, *, shards: int = 1, replicas: int = 0) -> dict[str, Any]:
+    """:func:`index_settings` for a cluster of the given version (e.g. ``"9.5.4"``)."""
     settings: dict[str, Any] = {"number_of_shards": shards, "number_of_replicas": replicas}
-    if version_tuple(cluster_version(client)) >= (9, 2):
+    if version_tuple(version) >= (9, 2):
         settings["index.mapping.exclude_source_vectors"] = False
     return settings
 
@@ -129,7 +136,12 @@ def check_model(client: Elasticsearch, index: str, model: SoftCosineModel) -> di
     ModelMismatchError
         If a matching index is not an es-scm index or records another ``model_id``.
     """
-    response = client.options(ignore_status=404).indices.get_mapping(index=index)
+    return run_sync(check_model_plan(index, model), client)
+
+
+def check_model_plan(index: str, model: SoftCosineModel) -> Plan:
+    """:func:`check_model` as a plan (:mod:`es_scm.elastic.calls`)."""
+    response = yield Call("indices.get_mapping", {"index": index}, {"ignore_status": 404})
     if response.meta.status == 404 or not response.body:
         raise IndexNotFoundError(f"index {index!r} does not exist")
     meta: dict[str, Any] = {}

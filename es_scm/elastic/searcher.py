@@ -36,39 +36,36 @@ Ranking ties are broken by document id (ascending), after rounding scores to 12 
 
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 from elasticsearch import Elasticsearch
 
-from es_scm.elastic.connection import cluster_max_clauses
+from es_scm.elastic.calls import Plan, run_sync
+from es_scm.elastic.connection import max_clauses_plan
 from es_scm.elastic.explain import explain_hits
-from es_scm.elastic.hybrid import hybrid_options, hybrid_search
+from es_scm.elastic.hybrid import hybrid_options
+from es_scm.elastic.plans import rescore_plan, search_plan
 from es_scm.elastic.query import ExpandedQuery, QueryType, expand_query
 from es_scm.elastic.results import Hit, NotProvenError, SearchResult
-from es_scm.elastic.schema import check_model, public_source, stored_vector
-from es_scm.model.brute_force import rank
+from es_scm.elastic.schema import check_model_plan
 from es_scm.validation import NON_NEGATIVE_INT, POSITIVE_INT, Boolean, Options, OrNone, check
 
 if TYPE_CHECKING:  # pragma: no cover
     from es_scm.model import SoftCosineModel
 
-__all__ = ["Hit", "Mode", "NotProvenError", "SearchResult", "Searcher"]
+__all__ = ["Filter", "Hit", "Mode", "NotProvenError", "SearchResult", "Searcher", "SearcherBase"]
 
 Mode = Literal["native", "exact", "hybrid", "rescore"]
 Filter = Mapping[str, Any] | Sequence[Mapping[str, Any]] | None
-# Hits come with their whole _source (text, scm.vector, metadata): filtering it would make
-# Elasticsearch parse and rewrite every hit's source, which costs more than sending it whole.
-_WHOLE_SOURCE = True
 
 
-class Searcher:
-    """Search an es-scm index with its model.
+class SearcherBase:
+    """What the sync :class:`Searcher` and the async one share: the arguments, the plans.
 
     Parameters
     ----------
-    client : Elasticsearch
+    client : Elasticsearch or AsyncElasticsearch
     index : str
         An es-scm index, an alias, or a pattern of indices built with ``model``.
     model : SoftCosineModel
@@ -84,7 +81,7 @@ class Searcher:
 
     def __init__(
         self,
-        client: Elasticsearch,
+        client: Any,
         index: str,
         model: SoftCosineModel,
         *,
@@ -100,19 +97,85 @@ class Searcher:
         self._max_clauses = check(max_clauses, "max_clauses", OrNone(POSITIVE_INT))
         self._checked = False
 
+    def _ready_plan(self) -> Plan:
+        """Check the model against the index and learn the clause limit, once."""
+        if not self._checked:
+            yield from check_model_plan(self.index, self.model)
+            self._checked = True
+        if self._max_clauses is None:
+            self._max_clauses = yield from max_clauses_plan()
+
+    def _search_plan(self, query: str, k: int, options: dict[str, Any]) -> Plan:
+        """The plan of :meth:`Searcher.search` (``options``: its keyword arguments)."""
+        k = check(k, "k", POSITIVE_INT)
+        from_ = check(options.get("from_", 0), "from_", NON_NEGATIVE_INT)
+        mode = check(options.get("mode", "exact"), "mode", Options(("native", "exact", "hybrid")))
+        explain = check(options.get("explain", False), "explain", Boolean())
+        filters = _filters(options.get("filter"))
+        hybrid = hybrid_options(**{key: options.get(key) for key in HYBRID_KEYS})
+        unknown = sorted(set(options) - {"from_", "mode", "explain", "filter", *HYBRID_KEYS})
+        if unknown:
+            raise TypeError(f"search() got an unexpected keyword argument {unknown[0]!r}")
+        yield from self._ready_plan()
+        expanded = expand_query(self.model, query, self._max_clauses)
+        settings = {
+            "page": (k, from_),
+            "filters": filters,
+            "query_type": self.query_type,
+            "max_window": self.max_window,
+            "hybrid": hybrid,
+        }
+        result = yield from search_plan(self.index, query, expanded, mode, settings)
+        if explain:
+            explain_hits(self.model, expanded, result.hits)
+        result.query_terms = expanded.weights.nnz
+        result.expansion_terms = len(expanded.clause_terms) + expanded.pruned_terms
+        result.pruned_terms = expanded.pruned_terms
+        if expanded.pruned_terms:
+            result.notes.append(
+                f"the expansion had {result.expansion_terms} terms; the {expanded.pruned_terms} "
+                f"lowest-weighted were left out (cluster limit {self._max_clauses} clauses)"
+            )
+        if result.unproven:
+            raise NotProvenError(result.unproven, result)
+        return result
+
+    def _rescore_plan(self, query: str, options: dict[str, Any]) -> Plan:
+        """The plan of :meth:`Searcher.rescore`."""
+        ids, es_query = options.get("ids"), options.get("es_query")
+        if (ids is None) == (es_query is None):
+            raise ValueError("rescore needs exactly one of ids= or es_query=")
+        size = check(options.get("size", 100), "size", POSITIVE_INT)
+        k = check(options.get("k"), "k", OrNone(POSITIVE_INT))
+        explain = check(options.get("explain", False), "explain", Boolean())
+        yield from self._ready_plan()
+        expanded = expand_query(self.model, query, self._max_clauses)
+        result = yield from rescore_plan(self.index, expanded, ids, es_query, size, k)
+        if explain:
+            explain_hits(self.model, expanded, result.hits)
+        return result
+
+
+HYBRID_KEYS = ("fusion", "alpha", "rrf_k", "depth")
+
+
+class Searcher(SearcherBase):
+    """Search an es-scm index with its model (see :class:`SearcherBase` for the parameters)."""
+
+    def __init__(self, client: Elasticsearch, index: str, model: SoftCosineModel, **options: Any):
+        super().__init__(client, index, model, **options)
+
     @property
     def max_clauses(self) -> int:
         if self._max_clauses is None:
-            self._max_clauses = cluster_max_clauses(self.client)
+            self._max_clauses = run_sync(max_clauses_plan(), self.client)
         return self._max_clauses
 
     def check(self) -> None:
         """Refuse an index built with another model (once per searcher)."""
         if not self._checked:
-            check_model(self.client, self.index, self.model)
+            run_sync(check_model_plan(self.index, self.model), self.client)
             self._checked = True
-
-    # -- public API -------------------------------------------------------------------------
 
     def expand(self, query: str) -> ExpandedQuery:
         """The query's vector, soft norm and expansion (see :mod:`es_scm.elastic.query`)."""
@@ -155,40 +218,9 @@ class Searcher:
             ``max_window`` candidates (deep pages), or when the cluster's clause limit left out
             too much of the expansion; ``error.result`` holds the window's exact scores.
         """
-        k = check(k, "k", POSITIVE_INT)
-        from_ = check(from_, "from_", NON_NEGATIVE_INT)
-        check(mode, "mode", Options(("native", "exact", "hybrid")))
-        explain = check(explain, "explain", Boolean())
-        filters = _filters(filter)
-        options = hybrid_options(fusion=fusion, alpha=alpha, rrf_k=rrf_k, depth=depth)
-        self.check()
-        started = time.perf_counter()
-        expanded = self.expand(query)
-        if mode == "hybrid":
-            result = hybrid_search(
-                self.client, self.index, query, expanded, (k, from_), filters, options, self._exact
-            )
-        elif expanded.empty:
-            result = SearchResult(hits=[], mode=mode, exact_guarantee=True)
-            result.notes.append("the query has no vocabulary terms (empty, stop words or unknown)")
-        elif mode == "native":
-            result = self._native(expanded, k, from_, filters)
-        else:
-            result = self._exact(expanded, k, from_, filters)
-        if explain:
-            explain_hits(self.model, expanded, result.hits)
-        result.query_terms = expanded.weights.nnz
-        result.expansion_terms = len(expanded.clause_terms) + expanded.pruned_terms
-        result.pruned_terms = expanded.pruned_terms
-        if expanded.pruned_terms:
-            result.notes.append(
-                f"the expansion had {result.expansion_terms} terms; the {expanded.pruned_terms} "
-                f"lowest-weighted were left out (cluster limit {self.max_clauses} clauses)"
-            )
-        result.took_ms = (time.perf_counter() - started) * 1000
-        if result.unproven:
-            raise NotProvenError(result.unproven, result)
-        return result
+        options = {"mode": mode, "from_": from_, "filter": filter, "explain": explain}
+        options.update(fusion=fusion, alpha=alpha, rrf_k=rrf_k, depth=depth)
+        return run_sync(self._search_plan(query, k, options), self.client)
 
     def rescore(
         self,
@@ -208,121 +240,8 @@ class Searcher:
         its top ``size`` holds the best documents, so it is False. ``explain`` as in
         :meth:`search`.
         """
-        if (ids is None) == (es_query is None):
-            raise ValueError("rescore needs exactly one of ids= or es_query=")
-        size = check(size, "size", POSITIVE_INT)
-        k = check(k, "k", OrNone(POSITIVE_INT))
-        explain = check(explain, "explain", Boolean())
-        self.check()
-        started = time.perf_counter()
-        expanded = self.expand(query)
-        if ids is not None:
-            documents, missing = self._get(ids)
-        else:
-            response = self.client.search(
-                index=self.index, query=dict(es_query), size=size, source=_WHOLE_SOURCE
-            )
-            hits = response["hits"]["hits"]
-            documents, missing = {h["_id"]: h["_source"] for h in hits}, []
-        scored = [(i, expanded.exact_score(*stored_vector(s))) for i, s in documents.items()]
-        hits_out = [
-            Hit(i, score, public_source(documents[i]), vector=stored_vector(documents[i]))
-            for i, score in rank(scored)[: k if k else None]  # no native score: not searched
-        ]
-        if explain:
-            explain_hits(self.model, expanded, hits_out)
-        result = SearchResult(hits=hits_out, mode="rescore", candidates=len(documents), rounds=1)
-        result.exact_guarantee = ids is not None and not expanded.has_negative
-        if missing:
-            result.notes.append(f"{len(missing)} candidate id(s) not found: {missing[:5]}")
-        result.took_ms = (time.perf_counter() - started) * 1000
-        return result
-
-    # -- modes ------------------------------------------------------------------------------
-
-    def _native(
-        self, expanded: ExpandedQuery, k: int, from_: int, filters: list[dict]
-    ) -> SearchResult:
-        response = self._retrieve(expanded, from_, k, filters)
-        hits = []
-        for h in response["hits"]["hits"]:
-            score = expanded.native_score(h["_score"])
-            vector = stored_vector(h["_source"])
-            hits.append(Hit(h["_id"], score, public_source(h["_source"]), score, vector=vector))
-        return SearchResult(hits=hits, mode="native", candidates=len(hits), rounds=1)
-
-    def _exact(
-        self, expanded: ExpandedQuery, k: int, from_: int, filters: list[dict]
-    ) -> SearchResult:
-        need = from_ + k
-        window = min(max(2 * need, 20), self.max_window)
-        fetched: dict[str, tuple[float, float, dict]] = {}
-        lowest_native, rounds = float("inf"), 0
-        while True:
-            rounds += 1
-            requested = window - len(fetched)
-            hits = self._retrieve(expanded, len(fetched), requested, filters)["hits"]["hits"]
-            for h in hits:
-                exact = expanded.exact_score(*stored_vector(h["_source"]))
-                fetched[h["_id"]] = (exact, h["_score"], h["_source"])
-                lowest_native = min(lowest_native, h["_score"])
-            exhaustive = len(hits) < requested  # Elasticsearch had no more matches
-            bound = expanded.unseen_upper_bound(0.0 if exhaustive else lowest_native)
-            ranked = rank((doc_id, value[0]) for doc_id, value in fetched.items())
-            proven = (exhaustive and expanded.pruned_mass == 0.0) or (
-                len(ranked) >= need and ranked[need - 1][1] > bound
-            )
-            if proven or exhaustive or window >= self.max_window:
-                break
-            window = min(window * 2, self.max_window)
-        hits = [
-            Hit(
-                doc_id,
-                score,
-                public_source(fetched[doc_id][2]),
-                expanded.native_score(fetched[doc_id][1]),
-                vector=stored_vector(fetched[doc_id][2]),
-            )
-            for doc_id, score in ranked[from_:need]
-        ]
-        result = SearchResult(hits=hits, mode="exact", candidates=len(fetched), rounds=rounds)
-        result.exact_guarantee = proven and not expanded.has_negative
-        if not proven:
-            reason = (
-                "leaving out expansion terms (the cluster's clause limit)"
-                if exhaustive
-                else f"a window of {len(fetched)} candidates (max_window = {self.max_window})"
-            )
-            result.unproven = (
-                f"exact mode cannot prove the top {need} (from {from_} + k {k}) with {reason}; "
-                "ask for fewer results, or use native mode"
-            )
-        if expanded.has_negative:
-            result.notes.append("negative similarities or weights: native retrieval is approximate")
-        return result
-
-    # -- Elasticsearch I/O ------------------------------------------------------------------
-
-    def _retrieve(
-        self, expanded: ExpandedQuery, offset: int, size: int, filters: list[dict]
-    ) -> Mapping[str, Any]:
-        return self.client.search(
-            index=self.index,
-            query=expanded.es_query(self.query_type, filters),
-            from_=offset,
-            size=max(size, 0),
-            source=_WHOLE_SOURCE,
-            # Counting every match would disable Lucene's block-max WAND skipping; exhaustion is
-            # detected by a short page instead.
-            track_total_hits=False,
-        )
-
-    def _get(self, ids: Sequence[str]) -> tuple[dict[str, dict], list[str]]:
-        if not ids:
-            return {}, []
-        response = self.client.mget(index=self.index, ids=list(ids), source=_WHOLE_SOURCE)
-        found = {d["_id"]: d["_source"] for d in response["docs"] if d.get("found")}
-        return found, [i for i in ids if i not in found]
+        options = {"ids": ids, "es_query": es_query, "size": size, "k": k, "explain": explain}
+        return run_sync(self._rescore_plan(query, options), self.client)
 
 
 def _filters(filter: Filter) -> list[dict[str, Any]]:

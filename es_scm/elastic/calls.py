@@ -1,0 +1,72 @@
+"""Elasticsearch calls as data, and the two drivers that make them: sync and asyncio.
+
+A *plan* is a generator that yields the :class:`Call` it needs next and receives its response
+(or has its exception thrown in); its return value is the plan's result. :func:`run_sync` runs a
+plan on :class:`elasticsearch.Elasticsearch`, :func:`run_async` on
+:class:`elasticsearch.AsyncElasticsearch`: the logic of a search is written once
+(:mod:`es_scm.elastic.plans`, :mod:`es_scm.elastic.hybrid`).
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Generator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # pragma: no cover
+    from elasticsearch import AsyncElasticsearch, Elasticsearch
+
+__all__ = ["WHOLE_SOURCE", "Call", "Plan", "run_async", "run_sync"]
+
+# Hits come with their whole _source (text, scm.vector, metadata): filtering it would make
+# Elasticsearch parse and rewrite every hit's source, which costs more than sending it whole.
+WHOLE_SOURCE = True
+
+
+@dataclass(frozen=True)
+class Call:
+    """One Elasticsearch call: the client's method (dotted for namespaces), its arguments, and
+    the transport options (``client.options(...)``) to call it with."""
+
+    method: str
+    kwargs: dict[str, Any]
+    options: dict[str, Any] = field(default_factory=dict)
+
+
+Plan = Generator[Call, Any, Any]
+
+
+def _bound(client: Any, call: Call) -> Any:
+    target = client.options(**call.options) if call.options else client
+    return operator.attrgetter(call.method)(target)
+
+
+def run_sync(plan: Plan, client: Elasticsearch) -> Any:
+    """Run ``plan`` on a synchronous client; return its result."""
+    try:
+        call = next(plan)
+        while True:
+            try:
+                response = _bound(client, call)(**call.kwargs)
+            except Exception as error:  # the plan may handle it; else it propagates
+                call = plan.throw(error)
+            else:
+                call = plan.send(response)
+    except StopIteration as done:
+        return done.value
+
+
+async def run_async(plan: Plan, client: AsyncElasticsearch) -> Any:
+    """Run ``plan`` on an asyncio client; return its result."""
+    try:
+        call = next(plan)
+        while True:
+            try:
+                response = await _bound(client, call)(**call.kwargs)
+            except Exception as error:  # the plan may handle it; else it propagates
+                call = plan.throw(error)
+            else:
+                call = plan.send(response)
+    except StopIteration as done:
+        return done.value
