@@ -22,6 +22,10 @@ Every document gets an outcome (:class:`IngestReport`):
   raises. Ctrl-C stops within a second with :class:`IngestInterrupted`, which carries the report.
 * Ids make writes idempotent: a rerun overwrites (``updated``) instead of duplicating, and an id
   seen twice in one run is counted as a duplicate (the later document wins).
+
+The report also counts the documents' tokens that are terms (not stop words) and those of them
+that the model does not know, and warns when that share is far above the share the model's own
+corpus left out (:meth:`~es_scm.model.TokenCounts.drift`).
 """
 
 from __future__ import annotations
@@ -41,6 +45,7 @@ from elasticsearch import ApiError, Elasticsearch, SerializationError, Transport
 from es_scm.documents import Document, as_document
 from es_scm.elastic.connection import error_reason
 from es_scm.elastic.schema import encode_documents, feature_keys
+from es_scm.model.soft_cosine import TokenCounts
 from es_scm.validation import NON_NEGATIVE_INT, POSITIVE_INT, Interval, check
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -74,7 +79,9 @@ class IngestReport:
     not sent because the run stopped (``stopped`` says why); ``duplicates`` count ids seen
     earlier in the same run; ``empty`` documents have no vocabulary term (stored, never
     matched). ``index_count`` is what the index holds at the end (None when it could not be
-    counted); ``warnings`` are problems that lost nothing.
+    counted); ``warnings`` are problems that lost nothing. ``tokens`` counts the tokens of the
+    documents read that are terms (not stop words), and ``unknown_tokens`` those of them that
+    are not in the model's vocabulary (the SCM ignores them).
     """
 
     created: int = 0
@@ -90,10 +97,17 @@ class IngestReport:
     stopped: str | None = None
     index_count: int | None = None
     warnings: list[str] = field(default_factory=list)
+    tokens: int = 0
+    unknown_tokens: int = 0
 
     @property
     def indexed(self) -> int:
         return self.created + self.updated
+
+    @property
+    def unknown_share(self) -> float | None:
+        """``unknown_tokens / tokens`` (None without tokens)."""
+        return TokenCounts(self.tokens, self.unknown_tokens).unknown_share
 
     @property
     def ok(self) -> bool:
@@ -106,6 +120,11 @@ class IngestReport:
             f"failed {self.failed}, skipped {self.skipped}, duplicates {self.duplicates}, "
             f"empty {self.empty} in {self.seconds:.1f}s ({rate:.0f} docs/s)"
         )
+        if self.tokens:
+            text += (
+                f"; {self.unknown_tokens} of {self.tokens} tokens unknown to the model "
+                f"({100 * self.unknown_tokens / self.tokens:.1f}%)"
+            )
         if self.index_count is not None:
             text += f"; the index holds {self.index_count} documents"
         return text
@@ -252,6 +271,9 @@ class DocumentIngester:
         finally:
             sender.close()
         report.seconds = time.perf_counter() - started
+        drift = TokenCounts(report.tokens, report.unknown_tokens).drift(self.model.vocabulary)
+        if drift is not None:
+            report.warnings.append(drift)
         logger.info("%s: %s", self.index, report.summary())
         if report.stopped is not None:
             raise IngestError(report.stopped, report) from error
@@ -279,7 +301,10 @@ class DocumentIngester:
                     report.duplicate_ids.append(document.id)
             seen.add(key)
         texts = [document.text for document in documents]
-        weights = self.model.vectorize_many(texts, role="document")
+        tokens = TokenCounts()
+        weights = self.model.vectorize_many(texts, role="document", tokens=tokens)
+        report.tokens += tokens.tokens
+        report.unknown_tokens += tokens.unknown
         normalized = self.model.similarity_matrix.normalize(weights)
         sources = encode_documents(
             texts, normalized, [document.metadata for document in documents], self._term_keys

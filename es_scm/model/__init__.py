@@ -6,9 +6,16 @@ adds the term similarity matrix S (:mod:`es_scm.similarity`) and is saved as one
 """
 
 from es_scm.model.brute_force import BruteForceSearch
-from es_scm.model.soft_cosine import SoftCosineModel
+from es_scm.model.soft_cosine import SoftCosineModel, TokenCounts
 from es_scm.model.text import Tokenizer
 from es_scm.model.vocabulary import Vocabulary
 from es_scm.model.weighting import TermWeighting
 
-__all__ = ["BruteForceSearch", "SoftCosineModel", "TermWeighting", "Tokenizer", "Vocabulary"]
+__all__ = [
+    "BruteForceSearch",
+    "SoftCosineModel",
+    "TermWeighting",
+    "TokenCounts",
+    "Tokenizer",
+    "Vocabulary",
+]
