@@ -1,8 +1,9 @@
-"""The Elasticsearch index owned by es-scm: create, ingest, search, delete.
+"""The Elasticsearch index owned by es-scm: create, ingest (upsert), delete, search.
 
 :class:`SCMIndex` puts the pieces of the Elasticsearch side together for one index and one
-model: the schema (:mod:`es_scm.elastic.schema`), ingestion (:mod:`es_scm.elastic.ingest`) and
-search (:mod:`es_scm.elastic.searcher`). The model is checked against the index once per object.
+model: the schema (:mod:`es_scm.elastic.schema`), ingestion (:mod:`es_scm.elastic.ingest`),
+deletion by id (:mod:`es_scm.elastic.lifecycle`) and search (:mod:`es_scm.elastic.searcher`).
+The model is checked against the index once per object.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from elasticsearch import ApiError, Elasticsearch, TransportError
 from es_scm.documents import Document
 from es_scm.elastic.connection import error_reason
 from es_scm.elastic.ingest import DocumentIngester, IngestError, IngestReport
+from es_scm.elastic.lifecycle import DeleteReport, delete_documents
 from es_scm.elastic.query import QueryType
 from es_scm.elastic.schema import check_model, index_mapping, index_settings
 from es_scm.elastic.searcher import Filter, Mode, Searcher, SearchResult
@@ -260,6 +262,39 @@ class SCMIndex:
             raise
         self._finish(report, refresh)
         return report
+
+    def upsert(
+        self, documents: Iterable[Document | Mapping[str, Any]], **options: Any
+    ) -> IngestReport:
+        """Insert documents, or replace those whose id is indexed already: an upsert.
+
+        Ingestion writes every document under its id, so this is :meth:`index_documents` (same
+        options and report) under the name of what it does: a document sent again replaces the
+        stored one whole (its text, vector and metadata; a metadata field left out is gone), and
+        searches find the new version once the report is back. The report counts the replaced
+        documents as ``updated``, the new ones as ``created``.
+        """
+        return self.index_documents(documents, **options)
+
+    def delete_documents(
+        self, ids: Iterable[str | int], *, refresh: bool = True, batch_size: int = 1000
+    ) -> DeleteReport:
+        """Delete documents by id; deleting an id that is not there reports it as not found.
+
+        Idempotent: deleting again changes nothing and reports the ids ``not_found``. With
+        ``refresh`` (default) searches stop finding them at once. See
+        :func:`~es_scm.elastic.lifecycle.delete_documents`.
+
+        Raises
+        ------
+        IndexNotFoundError
+            If the index does not exist.
+        ModelMismatchError
+            If the index is not an es-scm index of this model.
+        """
+        if not self._checked:
+            self.check()
+        return delete_documents(self.client, self.name, ids, batch_size=batch_size, refresh=refresh)
 
     def _finish(self, report: IngestReport, refresh: bool) -> None:
         """Refresh (the documents become searchable now) and count, as far as allowed.
