@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import math
 import numbers
+import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -31,8 +32,10 @@ __all__ = [
     "Boolean",
     "Constraint",
     "Interval",
+    "MappingOf",
     "Options",
     "OrNone",
+    "Text",
     "argparse_type",
     "check",
     "check_dtype",
@@ -162,6 +165,52 @@ class AnyOf(Constraint):
 
     def describe(self) -> str:
         return " or ".join(c.describe() for c in self.constraints)
+
+
+@dataclass(frozen=True)
+class Text(Constraint):
+    """A non-empty string that matches ``pattern`` (all of it), described as ``what``."""
+
+    pattern: str | None = None
+    what: str = "a non-empty string"
+
+    def coerce(self, value: Any) -> Any:
+        if not isinstance(value, str) or not value:
+            return _MISSING
+        if self.pattern is not None and re.fullmatch(self.pattern, value) is None:
+            return _MISSING
+        return value
+
+    def describe(self) -> str:
+        return self.what
+
+
+@dataclass(frozen=True)
+class MappingOf(Constraint):
+    """A mapping (a JSON object) whose keys fit ``keys`` and values fit ``values`` (any value
+    when None), returned as a ``dict``; described as ``what`` if given."""
+
+    keys: Constraint
+    values: Constraint | None = None
+    what: str | None = None
+
+    def coerce(self, value: Any) -> Any:
+        if not isinstance(value, Mapping):
+            return _MISSING
+        result = {}
+        for key, item in value.items():
+            key = self.keys.coerce(key)
+            item = item if self.values is None else self.values.coerce(item)
+            if key is _MISSING or item is _MISSING:
+                return _MISSING
+            result[key] = item
+        return result
+
+    def describe(self) -> str:
+        if self.what is not None:
+            return self.what
+        values = "any value" if self.values is None else self.values.describe()
+        return f"a mapping of {self.keys.describe()} to {values}"
 
 
 def _number(value: float) -> str:

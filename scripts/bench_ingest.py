@@ -3,7 +3,8 @@
 
 On the first ``--docs`` paragraphs of the Wikipedia extract (or on Cranfield):
 
-1. Python, per document: tokenizing and weighting (``vectorize_many``), the normalization
+1. Python, per document: tokenizing, counting known and unknown tokens, and weighting
+   (``vectorize_many``, as the ingester calls it), the normalization
    y' = Wy/√(yᵀSy) (``TermSimilarityMatrix.normalize``), and building the ``_source`` documents
    (``encode_documents``).
 2. Elasticsearch's own time per document (the sum of the bulk responses' ``took``) to index
@@ -46,6 +47,7 @@ from es_scm.elastic import SCMIndex  # noqa: E402
 from es_scm.elastic.connection import client_from_env  # noqa: E402
 from es_scm.elastic.schema import encode_documents, index_mapping, index_settings  # noqa: E402
 from es_scm.evaluation.collections import read_cranfield, read_wikipedia_paragraphs  # noqa: E402
+from es_scm.model import TokenCounts  # noqa: E402
 from es_scm.similarity import WordEmbeddings  # noqa: E402
 
 DATA = Path(os.environ.get("ES_SCM_SHARED_DATA", REPO.parent / "shared" / "data"))
@@ -71,7 +73,7 @@ def python_phases(model: SoftCosineModel, docs: list[dict]) -> dict[str, float]:
     for start in range(0, len(docs), 500):
         texts = [d["text"] for d in docs[start : start + 500]]
         started = time.perf_counter()
-        weights = model.vectorize_many(texts, role="document")
+        weights = model.vectorize_many(texts, role="document", tokens=TokenCounts())
         vectorized = time.perf_counter()
         normalized = model.similarity_matrix.normalize(weights)
         normed = time.perf_counter()

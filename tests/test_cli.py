@@ -382,9 +382,11 @@ def test_partial_failure_exits_3(
         {"id": "ok2", "text": "zzz qqq", "year": 2012},
     ]
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    fields = tmp_path / "fields.json"  # default metadata takes any value: type "year" explicitly
+    fields.write_text('{"year": {"type": "integer"}}', encoding="utf-8")
     code, out, err = run(
         capsys, "index", "--model", model_dir, "--index", index_name, "--corpus", path,
-        "--es-url", es_url,
+        "--metadata-mapping", fields, "--es-url", es_url,
     )  # fmt: skip
     assert code == EXIT_PARTIAL
     assert "indexed 2 (created 2, updated 0), failed 1, skipped 0, duplicates 0, empty 1" in out

@@ -11,7 +11,7 @@ import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from es_scm.model import SoftCosineModel
+from es_scm.model import SoftCosineModel, TokenCounts
 from es_scm.model.text import Tokenizer
 from es_scm.model.vocabulary import Vocabulary
 from es_scm.model.weighting import TermWeighting
@@ -354,14 +354,19 @@ WORDS = ["caesar", "Dead", "killed", "the", "of", "a", "x", "naïve", "café", "
     ids=["default", "min-length", "no-stop-words", "callable"],
 )
 def test_counts_equal_tokenize_then_to_counts(tokenizer, texts) -> None:
-    # The vocabulary holds stop words and short terms too, which the fast path must not count.
-    vocabulary = Vocabulary().fit([[w.lower() for w in WORDS]])
+    # The vocabulary holds stop words and short terms too, which the fast path must not count,
+    # and lacks two words, which are counted as unknown.
+    vocabulary = Vocabulary().fit([[w.lower() for w in WORDS if w not in ("killed", "café")]])
     model = SoftCosineModel(tokenizer, vocabulary, TermSimilarityMatrix.identity(vocabulary.terms))
-    fast = model.counts(texts)
+    tokens = TokenCounts()
+    fast = model.counts(texts, tokens)
     slow = model.vocabulary.to_counts(tokenizer.tokenize_many(texts))
     assert fast.shape == slow.shape
     assert (fast != slow).nnz == 0
     assert fast.has_sorted_indices
+    terms = [term for text in texts for term in tokenizer.tokenize(text)]
+    assert tokens.tokens == len(terms)
+    assert tokens.unknown == sum(term not in model.vocabulary for term in terms)
 
 
 # -- how S was built, the weighting spec, the defaults ------------------------------------------

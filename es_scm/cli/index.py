@@ -1,13 +1,21 @@
-"""``es-scm index``: vectorize a corpus with a model and bulk it into an index."""
+"""``es-scm index``: vectorize a corpus with a model and bulk it into an index.
+
+With ``--index NAME`` the corpus goes into that index (created if missing: a failed run that
+created it and indexed nothing removes it again). With ``--alias NAME`` it goes into a new index
+``NAME-<timestamp>``, and the alias moves onto it in one atomic request when every document is
+in (:func:`es_scm.elastic.aliases.reindex_into_alias`): a model swap without downtime.
+"""
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from es_scm.cli.errors import EXIT_OK, EXIT_PARTIAL, CLIError
+from es_scm.cli.errors import EXIT_OK, EXIT_PARTIAL, EXIT_USAGE, CLIError, one_line
 from es_scm.cli.options import (
     Command,
     add_corpus_options,
@@ -18,18 +26,59 @@ from es_scm.cli.options import (
     progress_bar,
     read_documents,
 )
-from es_scm.validation import Interval, argparse_type
+from es_scm.validation import Interval, Text, argparse_type
 
 if TYPE_CHECKING:  # pragma: no cover
+    from elasticsearch import Elasticsearch
+
+    from es_scm.elastic import SCMIndex
     from es_scm.elastic.ingest import IngestError, IngestReport
+    from es_scm.model import SoftCosineModel
 
 MAX_FAILURES_SHOWN = 10
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model", required=True, metavar="DIR", help="a model from `model build`")
-    parser.add_argument("--index", required=True, metavar="NAME", help="the index name")
+    target = parser.add_mutually_exclusive_group(required=True)
+    target.add_argument("--index", metavar="NAME", help="the index name")
+    target.add_argument(
+        "--alias",
+        metavar="NAME",
+        help="index into a new index NAME-<timestamp>, then move the alias NAME onto it in one "
+        "atomic request: searches of NAME keep answering, from the old index until the move "
+        "(a model swap without downtime); the old index is deleted unless --keep-old",
+    )
     add_corpus_options(parser)
+    schema = parser.add_argument_group("schema of a new index")
+    schema.add_argument(
+        "--text-analyzer",
+        type=argparse_type(Text(r"[^\s,]+", "an analyzer name"), str),
+        metavar="NAME",
+        help="analyzer of the BM25 text field (default: standard; e.g. simple, whitespace, or "
+        "english where the cluster has it)",
+    )
+    schema.add_argument(
+        "--metadata-mapping",
+        metavar="FILE.json|flattened",
+        help="Elasticsearch properties of the metadata fields, e.g. "
+        '{"published": {"type": "date"}}: those fields are typed and a document whose value '
+        "does not fit fails with the reason; other fields are stored unindexed. Default "
+        "(flattened): every field a keyword, no document ever rejected for a type",
+    )
+    swap = parser.add_argument_group("swapping an alias (with --alias)")
+    swap.add_argument(
+        "--keep-old",
+        action="store_true",
+        help="keep the indices the alias pointed at (for a rollback) instead of deleting them",
+    )
+    swap.add_argument(
+        "--max-failures",
+        type=non_negative_int,
+        default=0,
+        metavar="N",
+        help="move the alias even if up to N documents failed (default 0)",
+    )
     parser.add_argument(
         "--shards", type=positive_int, default=1, help="primary shards (new index; default 1)"
     )
@@ -68,39 +117,194 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from es_scm.corpus import count_documents
-    from es_scm.elastic import SCMIndex
-    from es_scm.elastic.ingest import IngestError, IngestInterrupted
 
+    _check_combinations(args)
     model = load_model(args.model)
+    metadata_mapping = read_metadata_mapping(args.metadata_mapping)
     documents = read_documents(args)
     total = count_documents(args.corpus, args.format)
-    index = SCMIndex(client_from_args(args), args.index, model)
+    client = client_from_args(args)
+    if args.alias:
+        return _run_alias(args, client, model, documents, metadata_mapping, total)
+    return _run_index(args, client, model, documents, metadata_mapping, total)
+
+
+def _check_combinations(args: argparse.Namespace) -> None:
+    if args.alias and args.recreate:
+        raise CLIError("--recreate does not go with --alias (which makes a new index)", EXIT_USAGE)
+    if not args.alias and (args.keep_old or args.max_failures):
+        raise CLIError("--keep-old and --max-failures go with --alias", EXIT_USAGE)
+
+
+def _ingest_options(args: argparse.Namespace, progress: Any) -> dict[str, Any]:
+    return {
+        "batch_size": args.batch_size,
+        "concurrency": args.concurrency,
+        "retry_budget": args.retry_budget,
+        "progress": progress,
+    }
+
+
+def _run_index(
+    args: argparse.Namespace,
+    client: Elasticsearch,
+    model: SoftCosineModel,
+    documents: Any,
+    metadata_mapping: Any,
+    total: int | None,
+) -> int:
+    from es_scm.elastic import SCMIndex
+    from es_scm.elastic.aliases import FLATTENED
+    from es_scm.elastic.ingest import IngestError, IngestInterrupted
+
+    index = SCMIndex(client, args.index, model)
     if args.recreate and index.delete():
         print(f"deleted the index {args.index!r}", file=sys.stderr)
-    created = index.create(shards=args.shards, replicas=args.replicas, exist_ok=True)
+    created = index.create(
+        shards=args.shards,
+        replicas=args.replicas,
+        exist_ok=True,
+        text_analyzer=args.text_analyzer,
+        metadata_mapping=None if metadata_mapping == FLATTENED else metadata_mapping,
+    )
+    if not created and (args.text_analyzer or args.metadata_mapping):
+        print(
+            f"warning: the index {args.index!r} exists: --text-analyzer and --metadata-mapping "
+            "apply to new indices only (use --recreate, or --alias to swap without downtime)",
+            file=sys.stderr,
+        )
     progress = progress_bar(total, args.no_progress)
     try:
-        report = index.index_documents(
-            documents,
-            batch_size=args.batch_size,
-            concurrency=args.concurrency,
-            retry_budget=args.retry_budget,
-            create=False,
-            progress=progress,
-        )
+        report = index.index_documents(documents, create=False, **_ingest_options(args, progress))
     except (IngestError, IngestInterrupted) as stopped:
         _close(progress)
-        _print_report(args, created, stopped.report)
+        _print_report(args.index, "created" if created else "existing", stopped.report)
+        _after_failed_run(index, created, stopped.report)
         if isinstance(stopped, IngestInterrupted):
             raise
         raise CLIError(_stopped_message(stopped, stopped.report)) from stopped
     _close(progress)
-    _print_report(args, created, report)
-    if args.optimize:
+    _print_report(args.index, "created" if created else "existing", report)
+    if not report.ok:
+        _after_failed_run(index, created, report)
+    if args.optimize and index.exists():
         started = time.perf_counter()
         index.optimize()
         print(f"merged {args.index} into one segment in {time.perf_counter() - started:.1f}s")
     return EXIT_OK if report.ok else EXIT_PARTIAL
+
+
+def _after_failed_run(index: SCMIndex, created: bool, report: IngestReport) -> None:
+    """Remove the index this run created if it holds nothing; else say why it stays."""
+    name = index.name
+    if not created:
+        print(f"kept the index {name!r}: it existed before this run", file=sys.stderr)
+        return
+    if report.indexed:
+        print(
+            f"kept the index {name!r} that this run created: it holds the {report.indexed} "
+            "documents this run indexed (rerun to complete it: ids make reruns overwrite)",
+            file=sys.stderr,
+        )
+        return
+    try:
+        holds = index.count()
+    except Exception as error:  # the cluster may be what failed
+        print(
+            f"kept the index {name!r} that this run created and indexed nothing into: it could "
+            f"not be counted ({shorten(one_line(error), 120)})",
+            file=sys.stderr,
+        )
+        return
+    if holds:
+        print(f"kept the index {name!r}: it holds {holds} documents", file=sys.stderr)
+        return
+    index.delete()
+    print(
+        f"removed the index {name!r} that this run created: nothing was indexed into it",
+        file=sys.stderr,
+    )
+
+
+def _run_alias(
+    args: argparse.Namespace,
+    client: Elasticsearch,
+    model: SoftCosineModel,
+    documents: Any,
+    metadata_mapping: Any,
+    total: int | None,
+) -> int:
+    from es_scm.elastic.aliases import AliasSwapError, new_index_name, reindex_into_alias
+    from es_scm.elastic.ingest import IngestError, IngestInterrupted
+
+    name = new_index_name(args.alias)
+    progress = progress_bar(total, args.no_progress)
+    try:
+        swap = reindex_into_alias(
+            client,
+            args.alias,
+            model,
+            documents,
+            keep_old=args.keep_old,
+            text_analyzer=args.text_analyzer,
+            metadata_mapping=metadata_mapping,
+            shards=args.shards,
+            replicas=args.replicas,
+            max_failures=args.max_failures,
+            optimize=args.optimize,
+            new_index=name,
+            **_ingest_options(args, progress),
+        )
+    except (IngestError, IngestInterrupted, AliasSwapError) as stopped:
+        _close(progress)
+        _print_report(name, f"new index for the alias {args.alias}", stopped.report)
+        if isinstance(stopped, AliasSwapError):
+            raise CLIError(f"{stopped} (see --max-failures)") from stopped
+        print(
+            f"removed the new index {name!r}; the alias {args.alias!r} was not moved",
+            file=sys.stderr,
+        )
+        if isinstance(stopped, IngestInterrupted):
+            raise
+        raise CLIError(str(stopped)) from stopped
+    finally:
+        _close(progress)
+    _print_report(name, f"new index for the alias {args.alias}", swap.report)
+    before = ", ".join(swap.previous) if swap.previous else "nothing (a new alias)"
+    print(f"moved the alias {args.alias} from {before} to {name} (one atomic request)")
+    for old in swap.deleted:
+        print(f"deleted the old index {old}")
+    for old, why in swap.kept:
+        print(f"kept the old index {old}: {why}")
+    return EXIT_OK if swap.report.ok else EXIT_PARTIAL
+
+
+def read_metadata_mapping(path: str | None) -> Any:
+    """``--metadata-mapping``: None, ``"flattened"``, or the properties read from a JSON file.
+
+    The file holds the Elasticsearch ``properties`` of the metadata fields, either bare
+    (``{"published": {"type": "date"}}``) or wrapped (``{"properties": {...}}``).
+    """
+    from es_scm.elastic.aliases import FLATTENED
+
+    if path is None or path == FLATTENED:
+        return path
+    try:
+        mapping = json.loads(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise CLIError(f"metadata mapping file not found: {path}") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise CLIError(f"cannot read the metadata mapping {path}: {error}") from None
+    wrapped = mapping.get("properties") if isinstance(mapping, dict) and len(mapping) == 1 else None
+    if isinstance(wrapped, dict) and all(isinstance(v, dict) for v in wrapped.values()):
+        mapping = wrapped
+    from es_scm.elastic.schema import metadata_field_mapping
+
+    try:
+        metadata_field_mapping(mapping)
+    except ValueError as error:
+        raise CLIError(f"{path}: {error}") from None
+    return mapping
 
 
 def _close(progress: Any) -> None:
@@ -108,10 +312,9 @@ def _close(progress: Any) -> None:
         progress.close()
 
 
-def _print_report(args: argparse.Namespace, created: bool, report: IngestReport) -> None:
+def _print_report(name: str, state: str, report: IngestReport) -> None:
     """The summary, on every exit path: counts, then the documents that need a look."""
-    state = "created" if created else "existing"
-    print(f"{args.index} ({state} index): {report.summary()}")
+    print(f"{name} ({state} index): {report.summary()}")
     if report.empty:
         shown = ", ".join(report.empty_ids[:5])
         print(f"{report.empty} empty document(s) (no vocabulary term; never matched): {shown}")
@@ -149,11 +352,15 @@ def shorten(text: str, width: int) -> str:
 COMMAND = Command(
     "index",
     "index a corpus into Elasticsearch with a model",
-    "es-scm index --model news-model --index news --corpus news.jsonl",
+    "es-scm index --model news-model --index news --corpus news.jsonl\n"
+    "es-scm index --model news-model --index news --corpus news.jsonl "
+    "--metadata-mapping fields.json --text-analyzer simple\n"
+    "es-scm index --model new-model --alias news --corpus news.jsonl   # swap without downtime",
     add_arguments,
     run,
     ("common", "connection"),
-    "Vectorize a corpus with a model and bulk it into an index (created if missing). Ends with "
-    "a summary of indexed, failed and empty documents; exits 3 if any document failed. "
-    "Document ids make reruns idempotent.",
+    "Vectorize a corpus with a model and bulk it into an index (created if missing), or, with "
+    "--alias, into a new index that the alias then moves onto atomically. Ends with a summary "
+    "of indexed, failed and empty documents and of the tokens unknown to the model; exits 3 if "
+    "any document failed. Document ids make reruns idempotent (an upsert).",
 )

@@ -6,6 +6,8 @@ Commands (one module each in :mod:`es_scm.cli`)::
     es-scm model build                     build a soft cosine model from a corpus
     es-scm model info                      describe a saved model
     es-scm index                           index a corpus into Elasticsearch with a model
+                                           (--alias: into a new index, then move the alias)
+    es-scm delete                          delete documents from an index by id
     es-scm search                          search an index (exact SCM or native)
     es-scm similarity                      the exact SCM of two texts
     es-scm demo                            the whole pipeline on embedded defaults, vs BM25
@@ -14,7 +16,8 @@ Commands (one module each in :mod:`es_scm.cli`)::
 Exit codes: 0 success; 1 error (bad input, missing file, unreachable Elasticsearch, model/index
 mismatch, index not found, empty query, ...), printed as one line ``es-scm: error: ...``
 (``--verbose`` adds the traceback); 2 usage error (bad options); 3 some documents failed to index
-(``es-scm index``), or no local Elasticsearch runs (``es-scm es status``); 130 interrupted.
+(``es-scm index``) or to be deleted (``es-scm delete``), or no local Elasticsearch runs
+(``es-scm es status``); 130 interrupted.
 """
 
 from __future__ import annotations
@@ -26,14 +29,14 @@ import traceback
 from typing import Any
 
 from es_scm._version import __version__
-from es_scm.cli import demo, es, evaluate, index, model, search, similarity
+from es_scm.cli import delete, demo, es, evaluate, index, model, search, similarity
 from es_scm.cli.errors import EXIT_ERROR, EXIT_INTERRUPTED, EXIT_USAGE, describe
 from es_scm.cli.options import Parents, es_url, register, secrets
 from es_scm.elastic.connection import redact, redact_url
 
 __all__ = ["build_parser", "main"]
 
-COMMANDS = (es, model, index, search, similarity, demo, evaluate)
+COMMANDS = (es, model, index, delete, search, similarity, demo, evaluate)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -41,7 +44,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="es-scm",
         description="Soft Cosine Measure (SCM) search on Elasticsearch.\n\n"
-        "exit codes: 0 ok, 1 error, 2 usage, 3 some documents failed to index "
+        "exit codes: 0 ok, 1 error, 2 usage, 3 some documents failed to index or delete "
         "(or `es status`: not running), 130 interrupted",
         epilog="example:\n  es-scm demo\n"
         "  es-scm model build --corpus news.jsonl --out news-model\n"

@@ -89,6 +89,7 @@ def run_info(args: argparse.Namespace) -> int:
         ("model_id", description["model_id"]),
         ("terms", f"{description['terms']:,}"),
         ("documents", f"{description['documents']:,}"),
+        ("pruned tokens", _pruned(model.vocabulary)),
         ("S non-zeros", f"{description['similarity_nnz']:,}"),
         ("document weighting", description["document_weighting"]),
         ("query weighting", description["query_weighting"]),
@@ -117,6 +118,19 @@ def _flatten(info: dict[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
         else:
             items.append((f"{prefix}{key}", value))
     return items
+
+
+def _pruned(vocabulary: Any) -> str:
+    """The share of the model's corpus that pruning dropped, for ``model info``."""
+    share = vocabulary.pruned_share
+    if share is None:
+        return "not recorded (a model saved by an older es-scm)"
+    dropped = vocabulary.corpus_tokens - vocabulary.num_tokens
+    return (
+        f"{100 * share:.1f}% of the corpus's {vocabulary.corpus_tokens:,} tokens ({dropped:,}: "
+        "terms dropped by --min-df/--max-df/--max-terms; es-scm index warns when a corpus has "
+        "far more unknown tokens)"
+    )
 
 
 def _value(value: Any) -> str:

@@ -2,17 +2,24 @@
 
 Data flows one way: documents are encoded by the schema and bulk-ingested
 (:mod:`~es_scm.elastic.ingest`); queries are encoded (:mod:`~es_scm.elastic.query`), retrieved
-and exactly rescored (:mod:`~es_scm.elastic.searcher`). :class:`SCMIndex` is the facade.
+and exactly rescored (:mod:`~es_scm.elastic.searcher`). :class:`SCMIndex` is the facade;
+:mod:`~es_scm.elastic.lifecycle` deletes by id, and :mod:`~es_scm.elastic.aliases` swaps models
+behind an alias.
 """
 
+from es_scm.elastic.aliases import AliasSearcher, AliasSwap, reindex_into_alias
 from es_scm.elastic.connection import client_from_env
 from es_scm.elastic.index import SCMIndex
 from es_scm.elastic.ingest import IngestReport
+from es_scm.elastic.lifecycle import DeleteReport
 from es_scm.elastic.results import Hit, NotProvenError, SearchResult
 from es_scm.elastic.schema import IndexNotFoundError, ModelMismatchError
 from es_scm.elastic.searcher import Searcher
 
 __all__ = [
+    "AliasSearcher",
+    "AliasSwap",
+    "DeleteReport",
     "Hit",
     "IndexNotFoundError",
     "IngestReport",
@@ -22,4 +29,5 @@ __all__ = [
     "SearchResult",
     "Searcher",
     "client_from_env",
+    "reindex_into_alias",
 ]

@@ -1,8 +1,9 @@
-"""The Elasticsearch index owned by es-scm: create, ingest, search, delete.
+"""The Elasticsearch index owned by es-scm: create, ingest (upsert), delete, search.
 
 :class:`SCMIndex` puts the pieces of the Elasticsearch side together for one index and one
-model: the schema (:mod:`es_scm.elastic.schema`), ingestion (:mod:`es_scm.elastic.ingest`) and
-search (:mod:`es_scm.elastic.searcher`). The model is checked against the index once per object.
+model: the schema (:mod:`es_scm.elastic.schema`), ingestion (:mod:`es_scm.elastic.ingest`),
+deletion by id (:mod:`es_scm.elastic.lifecycle`) and search (:mod:`es_scm.elastic.searcher`).
+The model is checked against the index once per object.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from elasticsearch import ApiError, Elasticsearch, TransportError
 from es_scm.documents import Document
 from es_scm.elastic.connection import error_reason
 from es_scm.elastic.ingest import DocumentIngester, IngestError, IngestReport
+from es_scm.elastic.lifecycle import DeleteReport, delete_documents
 from es_scm.elastic.query import QueryType
 from es_scm.elastic.results import SearchResult
 from es_scm.elastic.schema import check_model, index_mapping, index_settings
@@ -115,11 +117,47 @@ class SCMIndex:
     def exists(self) -> bool:
         return bool(self.client.indices.exists(index=self.name))
 
-    def create(self, *, shards: int = 1, replicas: int = 0, exist_ok: bool = False) -> bool:
-        """Create the index with es-scm's mapping; return False if it existed (and matches)."""
+    def create(
+        self,
+        *,
+        shards: int = 1,
+        replicas: int = 0,
+        exist_ok: bool = False,
+        text_analyzer: str | None = None,
+        metadata_mapping: Mapping[str, Any] | None = None,
+    ) -> bool:
+        """Create the index with es-scm's mapping; return False if it existed (and matches).
+
+        Parameters
+        ----------
+        shards, replicas : int
+            Primary shards and replicas.
+        exist_ok : bool
+            Accept an existing index built with this model (its mapping is left as it is: the
+            options below apply to new indices only).
+        text_analyzer : str, optional
+            The analyzer of the BM25 ``text`` field, e.g. ``"standard"`` (the default),
+            ``"simple"``, ``"whitespace"``, ``"english"`` where the cluster has it.
+        metadata_mapping : dict, optional
+            Elasticsearch ``properties`` of the metadata fields, e.g.
+            ``{"published": {"type": "date"}, "tags": {"type": "keyword"}}``: those fields are
+            typed, and a document whose value does not fit fails with the reason; other fields
+            are kept in ``_source`` unindexed. Default: every field a keyword (``flattened``),
+            which never rejects a document for a type (see
+            :func:`~es_scm.elastic.schema.metadata_field_mapping`).
+
+        Raises
+        ------
+        ValueError
+            An invalid option; an analyzer the cluster does not have, or a mapping it refuses
+            (one line that names it); an existing index without ``exist_ok``.
+        """
         validate_index_name(self.name)
         shards = check(shards, "shards", POSITIVE_INT)
         replicas = check(replicas, "replicas", NON_NEGATIVE_INT)
+        mappings = index_mapping(
+            self.model, text_analyzer=text_analyzer, metadata_mapping=metadata_mapping
+        )
         if self.exists():
             if not exist_ok:
                 raise ValueError(f"index {self.name!r} exists already (pass exist_ok=True)")
@@ -129,11 +167,15 @@ class SCMIndex:
             self.client.indices.create(
                 index=self.name,
                 settings=index_settings(self.client, shards=shards, replicas=replicas),
-                mappings=index_mapping(self.model),
+                mappings=mappings,
             )
         except ApiError as error:  # another process created it meanwhile: use theirs
-            if "resource_already_exists_exception" not in error_reason(error) or not exist_ok:
-                raise
+            reason = error_reason(error)
+            if "resource_already_exists_exception" not in reason or not exist_ok:
+                refused = _refused_mapping(error, text_analyzer, metadata_mapping)
+                if refused is None:
+                    raise
+                raise refused from error
             self.check()
             return False
         self._checked = True
@@ -222,6 +264,39 @@ class SCMIndex:
         self._finish(report, refresh)
         return report
 
+    def upsert(
+        self, documents: Iterable[Document | Mapping[str, Any]], **options: Any
+    ) -> IngestReport:
+        """Insert documents, or replace those whose id is indexed already: an upsert.
+
+        Ingestion writes every document under its id, so this is :meth:`index_documents` (same
+        options and report) under the name of what it does: a document sent again replaces the
+        stored one whole (its text, vector and metadata; a metadata field left out is gone), and
+        searches find the new version once the report is back. The report counts the replaced
+        documents as ``updated``, the new ones as ``created``.
+        """
+        return self.index_documents(documents, **options)
+
+    def delete_documents(
+        self, ids: Iterable[str | int], *, refresh: bool = True, batch_size: int = 1000
+    ) -> DeleteReport:
+        """Delete documents by id; deleting an id that is not there reports it as not found.
+
+        Idempotent: deleting again changes nothing and reports the ids ``not_found``. With
+        ``refresh`` (default) searches stop finding them at once. See
+        :func:`~es_scm.elastic.lifecycle.delete_documents`.
+
+        Raises
+        ------
+        IndexNotFoundError
+            If the index does not exist.
+        ModelMismatchError
+            If the index is not an es-scm index of this model.
+        """
+        if not self._checked:
+            self.check()
+        return delete_documents(self.client, self.name, ids, batch_size=batch_size, refresh=refresh)
+
     def _finish(self, report: IngestReport, refresh: bool) -> None:
         """Refresh (the documents become searchable now) and count, as far as allowed.
 
@@ -247,6 +322,24 @@ class SCMIndex:
     def rescore(self, query: str, **kwargs: Any) -> SearchResult:
         """Rescore candidates with :meth:`es_scm.elastic.searcher.Searcher.rescore`."""
         return self.searcher.rescore(query, **kwargs)
+
+
+def _refused_mapping(
+    error: ApiError, text_analyzer: str | None, metadata_mapping: Mapping[str, Any] | None
+) -> ValueError | None:
+    """A one-line error for a mapping Elasticsearch refused because of an option, else None."""
+    if error.meta.status != 400:
+        return None
+    reason = error_reason(error)
+    if text_analyzer is not None and f"analyzer [{text_analyzer}]" in reason:
+        return ValueError(
+            f"unknown text analyzer {text_analyzer!r}: the cluster has no analyzer of that name "
+            "(built in: standard, simple, whitespace, stop, keyword, pattern; language analyzers "
+            "such as english come with the analysis-common module)"
+        )
+    if metadata_mapping is not None and "mapper_parsing_exception" in reason:
+        return ValueError(f"Elasticsearch refused the metadata mapping: {reason}")
+    return None
 
 
 def _describe(error: Exception) -> str:

@@ -22,6 +22,10 @@ Every document gets an outcome (:class:`IngestReport`):
   raises. Ctrl-C stops within a second with :class:`IngestInterrupted`, which carries the report.
 * Ids make writes idempotent: a rerun overwrites (``updated``) instead of duplicating, and an id
   seen twice in one run is counted as a duplicate (the later document wins).
+
+The report also counts the documents' tokens that are terms (not stop words) and those of them
+that the model does not know, and warns when that share is far above the share the model's own
+corpus left out (:meth:`~es_scm.model.TokenCounts.drift`).
 """
 
 from __future__ import annotations
@@ -40,7 +44,9 @@ from elasticsearch import ApiError, Elasticsearch, SerializationError, Transport
 
 from es_scm.documents import Document, as_document
 from es_scm.elastic.connection import error_reason
+from es_scm.elastic.ingest_report import IngestError, IngestInterrupted, IngestReport
 from es_scm.elastic.schema import encode_documents, feature_keys
+from es_scm.model.soft_cosine import TokenCounts
 from es_scm.validation import NON_NEGATIVE_INT, POSITIVE_INT, Interval, check
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -63,68 +69,6 @@ SHOWN = 1000  # ids kept in a report's lists (the counts are always complete)
 _SECONDS = Interval(float, 0.0, None)
 _SPLITTABLE = (400, 413)  # a whole request rejected for what some of its documents hold
 _FLOOD_STAGE = "flood-stage watermark"
-
-
-@dataclass
-class IngestReport:
-    """What an ingestion did, document by document.
-
-    ``indexed`` = ``created`` + ``updated`` documents that Elasticsearch accepted; ``failed``
-    ones were rejected (``failures`` holds their ids and reasons); ``skipped`` ones were read but
-    not sent because the run stopped (``stopped`` says why); ``duplicates`` count ids seen
-    earlier in the same run; ``empty`` documents have no vocabulary term (stored, never
-    matched). ``index_count`` is what the index holds at the end (None when it could not be
-    counted); ``warnings`` are problems that lost nothing.
-    """
-
-    created: int = 0
-    updated: int = 0
-    failed: int = 0
-    skipped: int = 0
-    duplicates: int = 0
-    empty: int = 0
-    seconds: float = 0.0
-    failures: list[tuple[str, str]] = field(default_factory=list)
-    empty_ids: list[str] = field(default_factory=list)
-    duplicate_ids: list[str] = field(default_factory=list)
-    stopped: str | None = None
-    index_count: int | None = None
-    warnings: list[str] = field(default_factory=list)
-
-    @property
-    def indexed(self) -> int:
-        return self.created + self.updated
-
-    @property
-    def ok(self) -> bool:
-        return self.failed == 0 and self.skipped == 0 and self.stopped is None
-
-    def summary(self) -> str:
-        rate = self.indexed / self.seconds if self.seconds else 0.0
-        text = (
-            f"indexed {self.indexed} (created {self.created}, updated {self.updated}), "
-            f"failed {self.failed}, skipped {self.skipped}, duplicates {self.duplicates}, "
-            f"empty {self.empty} in {self.seconds:.1f}s ({rate:.0f} docs/s)"
-        )
-        if self.index_count is not None:
-            text += f"; the index holds {self.index_count} documents"
-        return text
-
-
-class IngestError(RuntimeError):
-    """The ingestion stopped early; ``report`` says what was done (``report.stopped``: why)."""
-
-    def __init__(self, message: str, report: IngestReport) -> None:
-        super().__init__(message)
-        self.report = report
-
-
-class IngestInterrupted(KeyboardInterrupt):
-    """Ctrl-C stopped the ingestion; ``report`` says what was done before."""
-
-    def __init__(self, report: IngestReport) -> None:
-        super().__init__("interrupted")
-        self.report = report
 
 
 class _Stop(Exception):
@@ -252,6 +196,9 @@ class DocumentIngester:
         finally:
             sender.close()
         report.seconds = time.perf_counter() - started
+        drift = TokenCounts(report.tokens, report.unknown_tokens).drift(self.model.vocabulary)
+        if drift is not None:
+            report.warnings.append(drift)
         logger.info("%s: %s", self.index, report.summary())
         if report.stopped is not None:
             raise IngestError(report.stopped, report) from error
@@ -279,7 +226,10 @@ class DocumentIngester:
                     report.duplicate_ids.append(document.id)
             seen.add(key)
         texts = [document.text for document in documents]
-        weights = self.model.vectorize_many(texts, role="document")
+        tokens = TokenCounts()
+        weights = self.model.vectorize_many(texts, role="document", tokens=tokens)
+        report.tokens += tokens.tokens
+        report.unknown_tokens += tokens.unknown
         normalized = self.model.similarity_matrix.normalize(weights)
         sources = encode_documents(
             texts, normalized, [document.metadata for document in documents], self._term_keys

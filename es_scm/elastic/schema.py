@@ -16,7 +16,14 @@ Each document ``y`` is stored as (paper §4, Theorems 4.1–4.2):
 ``scm.empty``
     True when y has no term of the vocabulary: such documents are stored and counted.
 ``metadata``
-    The caller's other fields, passed through unchanged.
+    The caller's other fields, kept in ``_source`` unchanged. By default the field is
+    ``flattened`` (:func:`metadata_field_mapping`): every leaf value is indexed as a keyword, so
+    a later document can never be rejected because an earlier one made Elasticsearch guess
+    another type. With explicit ``properties`` it is an object with those fields typed as
+    given, and other fields kept in ``_source`` but not indexed (``dynamic: false``).
+
+The ``text`` field's analyzer can be chosen (``text_analyzer``); neither choice changes what
+es-scm reads back, so both kinds of index are schema version 2.
 
 The index ``_meta`` records the model's ``model_id`` and parameters. Writing to or searching an
 index built with another model raises :class:`ModelMismatchError`: scores would be silently wrong.
@@ -34,13 +41,17 @@ from elasticsearch import Elasticsearch
 from es_scm._version import __version__
 from es_scm.elastic.calls import Call, Plan, run_sync
 from es_scm.elastic.connection import cluster_version, version_tuple
+from es_scm.validation import MappingOf, OrNone, Text, check
 
 if TYPE_CHECKING:  # pragma: no cover
     from es_scm.model import SoftCosineModel
 
 __all__ = [
+    "ANALYZER_NAME",
     "FEATURE_VALUE_ERROR",
     "METADATA_FIELD",
+    "METADATA_IGNORE_ABOVE",
+    "METADATA_PROPERTIES",
     "SCHEMA_VERSION",
     "TEXT_FIELD",
     "VECTOR_FIELD",
@@ -51,6 +62,8 @@ __all__ = [
     "feature_keys",
     "index_mapping",
     "index_settings",
+    "mapping_options",
+    "metadata_field_mapping",
     "public_source",
     "settings_for_version",
     "stored_vector",
@@ -63,6 +76,20 @@ METADATA_FIELD = "metadata"
 # Lucene's FeatureField stores float32(v) truncated to 9 significant bits:
 # v·(1 − 2⁻²⁴)(1 − 2⁻⁸) < stored ≤ v·(1 + 2⁻²⁴), so stored ≥ v·(1 − FEATURE_VALUE_ERROR).
 FEATURE_VALUE_ERROR = 2.0**-8 + 2.0**-23
+# Longer metadata strings are kept in _source but not indexed: a Lucene term holds at most 32,766
+# bytes, and a flattened field's term is the key path, a separator and the value (≤ 4 bytes/char).
+METADATA_IGNORE_ABOVE = 4096
+#: An analyzer's name (Elasticsearch checks that it exists when the index is created).
+ANALYZER_NAME = OrNone(Text(r"[^\s,]+", "an analyzer name (a non-empty string without spaces)"))
+#: Explicit metadata fields: Elasticsearch ``properties``, {field name: its mapping}.
+METADATA_PROPERTIES = OrNone(
+    MappingOf(
+        Text(),
+        MappingOf(Text()),
+        what="Elasticsearch properties: a mapping of field names to their mappings (JSON objects, "
+        'e.g. {"published": {"type": "date"}})',
+    )
+)
 
 
 class ModelMismatchError(ValueError):
@@ -73,8 +100,45 @@ class IndexNotFoundError(LookupError):
     """The index does not exist."""
 
 
-def index_mapping(model: SoftCosineModel) -> dict[str, Any]:
-    """The index mapping for documents vectorized by ``model``, with the model in ``_meta``."""
+def metadata_field_mapping(properties: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The mapping of the ``metadata`` field: ``flattened`` by default, else typed ``properties``.
+
+    ``flattened`` (the default) indexes every leaf of the metadata object as a keyword under its
+    dotted path (``metadata.published``, ``metadata.author.name``): ``term``, ``terms``,
+    ``prefix``, ``exists`` and (string-ordered) ``range`` filters work on any field, and no
+    value is ever rejected for its type, since nothing is guessed. Strings longer than
+    :data:`METADATA_IGNORE_ABOVE` characters are kept in ``_source`` but not indexed; an object
+    nested deeper than 20 levels fails its document (reported).
+
+    With ``properties`` (Elasticsearch mappings by field name, e.g.
+    ``{"published": {"type": "date"}}``) ``metadata`` is an object with exactly those fields
+    indexed as typed: dates and numbers range-filter as such, and a value that does not fit its
+    type fails its document with Elasticsearch's reason (the ingestion report's ``failures``).
+    Other fields are kept in ``_source`` but not indexed (``dynamic: false``), so
+    a new field never changes the mapping.
+    """
+    properties = check(properties, "metadata_mapping", METADATA_PROPERTIES)
+    if properties is None:
+        return {"type": "flattened", "ignore_above": METADATA_IGNORE_ABOVE}
+    return {"type": "object", "dynamic": False, "properties": properties}
+
+
+def index_mapping(
+    model: SoftCosineModel,
+    *,
+    text_analyzer: str | None = None,
+    metadata_mapping: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The index mapping for documents vectorized by ``model``, with the model in ``_meta``.
+
+    ``text_analyzer`` is the analyzer of the BM25 ``text`` field (default: the index's
+    default, ``standard``); ``metadata_mapping`` the ``properties`` of the metadata fields (see
+    :func:`metadata_field_mapping`; default: ``flattened``).
+    """
+    text_analyzer = check(text_analyzer, "text_analyzer", ANALYZER_NAME)
+    text: dict[str, Any] = {"type": "text"}
+    if text_analyzer is not None:
+        text["analyzer"] = text_analyzer
     return {
         "_meta": {
             "es_scm": {
@@ -88,15 +152,34 @@ def index_mapping(model: SoftCosineModel) -> dict[str, Any]:
         },
         "dynamic": "strict",
         "properties": {
-            TEXT_FIELD: {"type": "text"},
+            TEXT_FIELD: text,
             "scm": {
                 "properties": {
                     "vector": {"type": "sparse_vector", "index_options": {"prune": False}},
                     "empty": {"type": "boolean"},
                 }
             },
-            METADATA_FIELD: {"type": "object", "dynamic": True},
+            METADATA_FIELD: metadata_field_mapping(metadata_mapping),
         },
+    }
+
+
+def mapping_options(mappings: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``text_analyzer`` and ``metadata_mapping`` that made an index's ``mappings``.
+
+    The inverse of :func:`index_mapping` for those two options, so that a new index can be made
+    like an old one. Metadata mapped by es-scm before the default became ``flattened`` (a
+    dynamic object) gives ``None``: the new default.
+    """
+    properties = mappings.get("properties", {})
+    metadata = properties.get(METADATA_FIELD, {})
+    explicit = metadata.get("type", "object") == "object" and metadata.get("dynamic") in (
+        False,
+        "false",
+    )
+    return {
+        "text_analyzer": properties.get(TEXT_FIELD, {}).get("analyzer"),
+        "metadata_mapping": metadata.get("properties", {}) if explicit else None,
     }
 
 

@@ -7,7 +7,7 @@ adds the term similarity matrix S (:mod:`es_scm.similarity`) and is saved as one
 
 from es_scm.model.brute_force import BruteForceSearch
 from es_scm.model.explanation import Explanation, TermPair
-from es_scm.model.soft_cosine import SoftCosineModel
+from es_scm.model.soft_cosine import SoftCosineModel, TokenCounts
 from es_scm.model.text import Tokenizer
 from es_scm.model.vocabulary import Vocabulary
 from es_scm.model.weighting import TermWeighting
@@ -18,6 +18,7 @@ __all__ = [
     "SoftCosineModel",
     "TermPair",
     "TermWeighting",
+    "TokenCounts",
     "Tokenizer",
     "Vocabulary",
 ]

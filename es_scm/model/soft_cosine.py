@@ -21,6 +21,8 @@ import logging
 import os
 import time
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from itertools import repeat
 from pathlib import Path
 from typing import Any, Literal
 
@@ -36,7 +38,7 @@ from es_scm.model.weighting import TermWeighting, as_weighting, query_weighting_
 from es_scm.similarity import TermSimilarityMatrix
 from es_scm.similarity.factory import SimilarityLike, build_similarity
 
-__all__ = ["SoftCosineModel"]
+__all__ = ["SoftCosineModel", "TokenCounts"]
 
 logger = logging.getLogger(__name__)
 
@@ -44,6 +46,48 @@ Role = Literal["query", "document"]
 #: A weighting: a :class:`TermWeighting`, a spec string such as ``"log-smooth"``, a config dict,
 #: or None for :data:`es_scm.defaults.DEFAULT_WEIGHTING`.
 WeightingLike = TermWeighting | str | Mapping[str, Any] | None
+
+
+@dataclass
+class TokenCounts:
+    """Tokens met while vectorizing: how many were terms, and how many of them were unknown.
+
+    ``tokens`` counts the tokens that the tokenizer keeps (not stop words, long enough), and
+    ``unknown`` those of them that are not in the model's vocabulary: their share is comparable
+    with :attr:`Vocabulary.pruned_share`, the share of the model's own corpus that pruning left
+    out. Pass one to :meth:`SoftCosineModel.counts` or :meth:`SoftCosineModel.vectorize_many`,
+    which add to it.
+    """
+
+    tokens: int = 0
+    unknown: int = 0
+
+    #: Fewer tokens than this say too little about a corpus to warn about drift.
+    DRIFT_MIN_TOKENS = 1000
+
+    @property
+    def unknown_share(self) -> float | None:
+        """``unknown / tokens``; None when there were no tokens."""
+        return self.unknown / self.tokens if self.tokens else None
+
+    def drift(self, vocabulary: Vocabulary) -> str | None:
+        """A warning when the unknown share is far above what the model's corpus left out.
+
+        "Far above" is at least twice :attr:`Vocabulary.pruned_share` and at least 10
+        percentage points above it, over :data:`DRIFT_MIN_TOKENS` tokens or more: the texts use
+        many words that the model's corpus did not have (or had too rarely), which the SCM then
+        ignores. None when there is no such drift, or the model did not record its pruned share.
+        """
+        pruned, share = vocabulary.pruned_share, self.unknown_share
+        if pruned is None or share is None or self.tokens < self.DRIFT_MIN_TOKENS:
+            return None
+        if share < max(2.0 * pruned, pruned + 0.10):
+            return None
+        return (
+            f"{100 * share:.1f}% of the corpus's tokens are unknown to the model, whose own corpus "
+            f"left out only {100 * pruned:.1f}%: the corpus has drifted from the model's; the "
+            "SCM ignores unknown words, so consider rebuilding the model on this corpus"
+        )
 
 
 class SoftCosineModel:
@@ -200,35 +244,64 @@ class SoftCosineModel:
             return self.document_weighting
         raise ValueError(f"role must be 'query' or 'document', got {role!r}")
 
-    def counts(self, texts: Iterable[str]) -> sp.csr_matrix:
+    def counts(self, texts: Iterable[str], tokens: TokenCounts | None = None) -> sp.csr_matrix:
         """Return the term counts of ``texts``, one row per text (int64 CSR, sorted indices).
 
         Equal to ``vocabulary.to_counts(tokenizer.tokenize_many(texts))``, faster: the raw tokens
-        are looked up in a table of the vocabulary terms that the tokenizer keeps, so the stop
-        words and short tokens drop out with the unknown ones in one dictionary lookup.
+        are looked up in one table that maps the vocabulary terms to their ids and the stop words
+        to a sentinel, and every other token to a second sentinel (unknown), so stop words,
+        unknown terms and known terms are told apart by one dictionary lookup, and the sentinels
+        are dropped with numpy. ``tokens``, if given, is added the number of tokens that are terms
+        and of those that are unknown (:class:`TokenCounts`), at no extra cost.
         """
         if isinstance(texts, str):
             raise TypeError("texts must be an iterable of str, not a str; use [text]")
-        lookup = self._term_lookup().get
+        n_terms = len(self.terms)
+        stop, unknown = n_terms, n_terms + 1
+        get = self._token_codes().get
         split = self.tokenizer.split
-        indptr, indices = [0], []
+        min_length = self.tokenizer.min_length
+        indptr, codes = [0], []
         for text in texts:
-            indices.extend([i for i in map(lookup, split(text)) if i is not None])
-            indptr.append(len(indices))
+            if min_length > 1:  # short tokens are dropped like stop words
+                codes.extend(
+                    [get(t, unknown) if len(t) >= min_length else stop for t in split(text)]
+                )
+            else:
+                codes.extend(map(get, split(text), repeat(unknown)))
+            indptr.append(len(codes))
+        ids = np.array(codes, dtype=np.int64)
+        offsets = np.array(indptr, dtype=np.int64)
+        known = ids < n_terms
+        if tokens is not None:
+            dropped = int(np.count_nonzero(ids == stop))
+            tokens.tokens += len(ids) - dropped
+            tokens.unknown += len(ids) - dropped - int(np.count_nonzero(known))
+        if not known.all():
+            offsets = np.concatenate(([0], np.cumsum(known)))[offsets]
+            ids = ids[known]
         counts = sp.csr_matrix(
-            (np.ones(len(indices), dtype=np.int64), indices, indptr),
-            shape=(len(indptr) - 1, len(self.terms)),
+            (np.ones(len(ids), dtype=np.int64), ids, offsets), shape=(len(offsets) - 1, n_terms)
         )
         counts.sum_duplicates()  # sorts the indices of every row and adds up the repeats
         return counts
 
-    def _term_lookup(self) -> dict[str, int]:
+    def _token_codes(self) -> dict[str, int]:
+        """Vocabulary terms → ids, tokens the tokenizer drops → ``len(terms)`` (a sentinel)."""
         if self._lookup is None:
             keeps = self.tokenizer.keeps
-            self._lookup = {t: i for t, i in self.vocabulary.term_to_id.items() if keeps(t)}
+            codes = dict.fromkeys(self.tokenizer.stop_word_set, len(self.terms))
+            codes[""] = len(self.terms)
+            codes.update((t, i) for t, i in self.vocabulary.term_to_id.items() if keeps(t))
+            self._lookup = codes
         return self._lookup
 
-    def vectorize_many(self, texts: Iterable[str], role: Role = "document") -> sp.csr_matrix:
+    def vectorize_many(
+        self,
+        texts: Iterable[str],
+        role: Role = "document",
+        tokens: TokenCounts | None = None,
+    ) -> sp.csr_matrix:
         """Return the weighted term vectors ``Wx`` of ``texts`` as rows.
 
         Parameters
@@ -237,6 +310,8 @@ class SoftCosineModel:
             May be a one-shot iterator.
         role : {"query", "document"}, default="document"
             Which weighting to apply.
+        tokens : TokenCounts, optional
+            Added the texts' tokens and unknown tokens (see :meth:`counts`).
 
         Returns
         -------
@@ -246,7 +321,7 @@ class SoftCosineModel:
         if role not in self._global_weights:
             self._global_weights[role] = weighting.global_weights(self.vocabulary)
         return weighting.transform(
-            self.counts(texts), self.vocabulary, global_weights=self._global_weights[role]
+            self.counts(texts, tokens), self.vocabulary, global_weights=self._global_weights[role]
         )
 
     def vectorize(self, text: str, role: Role = "query") -> sp.csr_matrix:

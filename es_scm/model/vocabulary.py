@@ -20,7 +20,11 @@ deterministic function of the corpus and the pruning parameters.
 The corpus statistics used by term weighting (:mod:`es_scm.model.weighting`) are N
 (:attr:`Vocabulary.num_documents`), df, and the number of kept-term tokens
 (:attr:`Vocabulary.num_tokens`, so BM25's average document length is ``num_tokens / N``, measured
-in the same kept terms as the document vectors). Document vectors are rows:
+in the same kept terms as the document vectors). The vocabulary also records how many tokens the
+corpus had before pruning (:attr:`Vocabulary.corpus_tokens`), so that
+:attr:`Vocabulary.pruned_share` tells what share of its own corpus the model does not know: a
+corpus indexed later with a much larger share of unknown tokens has drifted from the model's.
+Document vectors are rows:
 :meth:`Vocabulary.to_counts` returns a ``(n_documents, n_terms)`` CSR matrix of term counts.
 """
 
@@ -77,6 +81,9 @@ class Vocabulary:
         N, the number of documents seen by :meth:`fit` (pruning never removes documents).
     num_tokens : int
         Occurrences of kept terms in the corpus (the sum of ``collection_frequencies``).
+    corpus_tokens : int or None
+        Occurrences of all terms in the corpus, before pruning (None for a vocabulary saved by an
+        es-scm that did not record it).
 
     Examples
     --------
@@ -132,6 +139,7 @@ class Vocabulary:
             document_frequencies=[document_counts[term] for term in kept],
             collection_frequencies=[term_counts[term] for term in kept],
             num_documents=num_documents,
+            corpus_tokens=sum(term_counts.values()),
         )
         return self
 
@@ -172,6 +180,7 @@ class Vocabulary:
         document_frequencies: Sequence[int],
         collection_frequencies: Sequence[int],
         num_documents: int,
+        corpus_tokens: int | None = None,
     ) -> None:
         self.terms = list(terms)
         self.term_to_id = {term: index for index, term in enumerate(self.terms)}
@@ -181,6 +190,14 @@ class Vocabulary:
         self.collection_frequencies = np.asarray(collection_frequencies, dtype=np.int64)
         self.num_documents = int(num_documents)
         self.num_tokens = int(self.collection_frequencies.sum())
+        if corpus_tokens is not None:
+            corpus_tokens = check(corpus_tokens, "corpus_tokens", NON_NEGATIVE_INT)
+            if corpus_tokens < self.num_tokens:
+                raise ValueError(
+                    f"corpus_tokens ({corpus_tokens}) is less than the kept tokens "
+                    f"({self.num_tokens})"
+                )
+        self.corpus_tokens = corpus_tokens
         self._fitted = True
 
     # -- lookups --------------------------------------------------------------------------------
@@ -206,6 +223,18 @@ class Vocabulary:
         """Mean number of kept-term tokens per document (BM25's avgdl); 0.0 for no documents."""
         self._check_fitted()
         return self.num_tokens / self.num_documents if self.num_documents else 0.0
+
+    @property
+    def pruned_share(self) -> float | None:
+        """The share of the corpus's tokens whose terms pruning dropped (``min_df``, ``max_df``,
+        ``max_terms``); None when not recorded (a vocabulary saved by an older es-scm).
+
+        Stop words are not tokens here: they never reach the vocabulary.
+        """
+        self._check_fitted()
+        if self.corpus_tokens is None:
+            return None
+        return 1.0 - self.num_tokens / self.corpus_tokens if self.corpus_tokens else 0.0
 
     def doc2bow(self, tokens: Sequence[str]) -> list[tuple[int, int]]:
         """Return the bag of words of one tokenized document.
@@ -262,18 +291,25 @@ class Vocabulary:
         return {"min_df": self.min_df, "max_df": self.max_df, "max_terms": self.max_terms}
 
     def to_dict(self) -> dict[str, Any]:
-        """Return the fitted vocabulary as a JSON-serializable dict (see :meth:`from_dict`)."""
+        """Return the fitted vocabulary as a JSON-serializable dict (see :meth:`from_dict`).
+
+        ``corpus_tokens`` is written when known; :meth:`from_dict` reads dicts without it (as
+        written by older es-scm versions), so the format version stays 1.
+        """
         self._check_fitted()
-        return {
+        state: dict[str, Any] = {
             "format": _FORMAT,
             "version": _VERSION,
             "config": self.get_config(),
             "num_documents": self.num_documents,
             "num_tokens": self.num_tokens,
-            "terms": list(self.terms),
-            "document_frequencies": self.document_frequencies.tolist(),
-            "collection_frequencies": self.collection_frequencies.tolist(),
         }
+        if self.corpus_tokens is not None:
+            state["corpus_tokens"] = self.corpus_tokens
+        state["terms"] = list(self.terms)
+        state["document_frequencies"] = self.document_frequencies.tolist()
+        state["collection_frequencies"] = self.collection_frequencies.tolist()
+        return state
 
     @classmethod
     def from_dict(cls, state: dict[str, Any]) -> Vocabulary:
@@ -292,6 +328,7 @@ class Vocabulary:
             document_frequencies=frequencies[0],
             collection_frequencies=frequencies[1],
             num_documents=state["num_documents"],
+            corpus_tokens=state.get("corpus_tokens"),
         )
         if vocabulary.num_tokens != state["num_tokens"]:
             raise ValueError("vocabulary num_tokens does not match its collection frequencies")

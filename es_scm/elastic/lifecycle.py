@@ -1,0 +1,167 @@
+"""A document's lifecycle after ingestion: delete by id (an upsert is ingestion itself).
+
+Ingestion writes every document under its id, so sending a document again replaces it whole — an
+upsert (:meth:`~es_scm.elastic.index.SCMIndex.upsert`). Deleting is the other half:
+:func:`delete_documents` sends bulk ``delete`` actions and reports, per id, whether it was
+deleted, not there (``not_found``: deleting is idempotent, so a rerun after a failure is safe)
+or failed (with Elasticsearch's reason). The index is refreshed at the end, so searches stop
+finding the deleted documents at once.
+"""
+
+from __future__ import annotations
+
+import numbers
+import time
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from elasticsearch import Elasticsearch, helpers
+
+from es_scm.elastic.ingest import MAX_ID_BYTES, RETRYABLE_STATUSES, SHOWN
+from es_scm.validation import NON_NEGATIVE_INT, POSITIVE_INT, Boolean, check
+
+__all__ = ["DeleteReport", "delete_documents"]
+
+
+@dataclass
+class DeleteReport:
+    """What a deletion did, id by id.
+
+    ``requested`` counts the distinct ids asked for (``duplicates``: ids asked for again);
+    each ended ``deleted``, ``not_found`` (nothing to delete: already deleted, or never
+    indexed) or ``failed`` (``failures`` holds the ids and reasons; an invalid id fails without a
+    request). The id lists keep the first 1,000; the counts are complete.
+    """
+
+    requested: int = 0
+    deleted: int = 0
+    not_found: int = 0
+    failed: int = 0
+    duplicates: int = 0
+    seconds: float = 0.0
+    not_found_ids: list[str] = field(default_factory=list)
+    failures: list[tuple[str, str]] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        """No id failed (ids that were not found are fine: there was nothing to delete)."""
+        return self.failed == 0
+
+    def summary(self) -> str:
+        text = (
+            f"deleted {self.deleted}, not found {self.not_found}, failed {self.failed} "
+            f"of {self.requested} ids in {self.seconds:.1f}s"
+        )
+        if self.duplicates:
+            text += f" ({self.duplicates} repeated id(s) counted once)"
+        return text
+
+
+def delete_documents(
+    client: Elasticsearch,
+    index: str,
+    ids: Iterable[str | int],
+    *,
+    batch_size: int = 1000,
+    max_retries: int = 5,
+    initial_backoff: float = 1.0,
+    refresh: bool = True,
+) -> DeleteReport:
+    """Delete documents by id from ``index`` (an index, or an alias with one write index).
+
+    Parameters
+    ----------
+    client : Elasticsearch
+    index : str
+    ids : iterable of str or int
+        Document ids (integers are written in decimal, as ingestion does); read once.
+    batch_size : int
+        Ids per bulk request.
+    max_retries, initial_backoff
+        Retries of a request or an id rejected with 429, 502, 503 or 504, and the first wait
+        (doubling), as in ingestion.
+    refresh : bool
+        Refresh the index afterwards, so that searches no longer find the deleted documents.
+
+    Returns
+    -------
+    DeleteReport
+
+    Raises
+    ------
+    elasticsearch.TransportError
+        When the cluster cannot be reached; what was deleted stays deleted, and rerunning the
+        same deletion completes it (ids already gone are reported as not found).
+    """
+    batch_size = check(batch_size, "batch_size", POSITIVE_INT)
+    max_retries = check(max_retries, "max_retries", NON_NEGATIVE_INT)
+    refresh = check(refresh, "refresh", Boolean())
+    report = DeleteReport()
+    started = time.perf_counter()
+    actions = (
+        {"_op_type": "delete", "_index": index, "_id": doc_id} for doc_id in _valid_ids(ids, report)
+    )
+    client = client.options(max_retries=0, retry_on_status=())
+    for ok, item in helpers.streaming_bulk(
+        client,
+        actions,
+        chunk_size=batch_size,
+        raise_on_error=False,
+        raise_on_exception=True,
+        max_retries=max_retries,
+        initial_backoff=initial_backoff,
+        retry_on_status=RETRYABLE_STATUSES,
+    ):
+        result = next(iter(item.values()))
+        doc_id = str(result.get("_id"))
+        if ok and result.get("result") == "deleted":
+            report.deleted += 1
+        elif result.get("result") == "not_found" and "error" not in result:
+            report.not_found += 1
+            if len(report.not_found_ids) < SHOWN:
+                report.not_found_ids.append(doc_id)
+        else:
+            _fail(report, doc_id, _reason(result))
+    if refresh and report.deleted:
+        client.indices.refresh(index=index)
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def _valid_ids(ids: Iterable[str | int], report: DeleteReport) -> Iterator[str]:
+    """The distinct valid ids, as strings; invalid ones fail in ``report`` without a request."""
+    if isinstance(ids, str | bytes):
+        raise ValueError("ids must be an iterable of ids, not a single string; use [id]")
+    seen: set[str] = set()
+    for value in ids:
+        doc_id = str(int(value)) if _is_integer(value) else value
+        key = doc_id if isinstance(doc_id, str) else repr(doc_id)
+        if key in seen:
+            report.duplicates += 1
+            continue
+        seen.add(key)
+        report.requested += 1
+        if not isinstance(doc_id, str) or not doc_id:
+            _fail(report, repr(value), f"invalid id: an id is a non-empty string, got {value!r}")
+        elif len(doc_id.encode("utf-8")) > MAX_ID_BYTES:
+            _fail(report, doc_id, f"the id is over Elasticsearch's {MAX_ID_BYTES} bytes")
+        else:
+            yield doc_id
+
+
+def _is_integer(value: Any) -> bool:
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+
+
+def _fail(report: DeleteReport, doc_id: str, reason: str) -> None:
+    report.failed += 1
+    if len(report.failures) < SHOWN:
+        report.failures.append((doc_id, reason))
+
+
+def _reason(result: Mapping[str, Any]) -> str:
+    error = result.get("error")
+    if isinstance(error, Mapping):
+        return f"HTTP {result.get('status')}: {error.get('type')}: {error.get('reason')}"
+    return f"HTTP {result.get('status')}: {error or result.get('result')}"
