@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+import os
+import socket
 import stat
+import subprocess
 import zipfile
 
 import pytest
 
 from es_scm.elastic.connection import connection_options
-from es_scm.tools import es_local, java
-from es_scm.tools.es_local import LocalElasticsearch, LocalElasticsearchError
+from es_scm.tools import es_local, java, node, system
+from es_scm.tools.es_local import LocalCluster, LocalElasticsearch, LocalElasticsearchError
+from es_scm.tools.node import ownership_problem
+
+GB = 1024**3
 
 
 def write_jdk(root, major: int, modules: tuple[str, ...]):
@@ -22,20 +28,20 @@ def write_jdk(root, major: int, modules: tuple[str, ...]):
 
 
 def test_find_java_takes_the_first_full_jdk(tmp_path, monkeypatch):
-    old = write_jdk(tmp_path / "old", 17, es_local.REQUIRED_JAVA_MODULES)
+    old = write_jdk(tmp_path / "old", 17, node.REQUIRED_JAVA_MODULES)
     trimmed = write_jdk(tmp_path / "trimmed", 25, ("jdk.attach",))
-    full = write_jdk(tmp_path / "full", 25, es_local.REQUIRED_JAVA_MODULES)
+    full = write_jdk(tmp_path / "full", 25, node.REQUIRED_JAVA_MODULES)
     candidates = [(old, "old"), (trimmed, "trimmed"), (full, "full")]
     monkeypatch.setattr(java, "_candidate_java_homes", lambda: candidates)
-    assert es_local._find_java().home == full
+    assert node.find_runtime().home == full
 
 
 def test_find_java_says_what_each_candidate_lacks(tmp_path, monkeypatch):
     trimmed = write_jdk(tmp_path / "trimmed", 25, ("jdk.attach",))
-    old = write_jdk(tmp_path / "old", 17, es_local.REQUIRED_JAVA_MODULES)
+    old = write_jdk(tmp_path / "old", 17, node.REQUIRED_JAVA_MODULES)
     monkeypatch.setattr(java, "_candidate_java_homes", lambda: [(trimmed, "A"), (old, "B")])
     with pytest.raises(LocalElasticsearchError) as error:
-        es_local._find_java()
+        node.find_runtime()
     message = str(error.value)
     assert "JDK 21+" in message
     assert "A: Java 25 without" in message
@@ -59,13 +65,223 @@ def test_unzip_keeps_executable_bits(tmp_path):
         info.external_attr = (stat.S_IFREG | 0o755) << 16
         zf.writestr(info, "#!/bin/sh\n")
         zf.writestr("es/config/jvm.options", "-Xms1g\n")
-    es_local._extract_zip_with_modes(archive, tmp_path / "out")
+    system.extract_zip_with_modes(archive, tmp_path / "out")
     assert (tmp_path / "out/es/bin/elasticsearch").stat().st_mode & 0o111
     assert (tmp_path / "out/es/config/jvm.options").read_text() == "-Xms1g\n"
 
 
 def test_stop_without_a_node_is_a_no_op(tmp_path):
     assert LocalElasticsearch(home=tmp_path, port=9999).stop() is False
+
+
+# -- options of start|stop|status -----------------------------------------------------------------
+
+
+def parse(*argv: str):
+    return es_local.build_parser().parse_args(list(argv))
+
+
+def test_nodes_secure_and_credentials_options():
+    args = parse("start", "--nodes", "3", "--port", "9260", "--secure", "--print-credentials")
+    assert (args.nodes, args.port, args.secure, args.print_credentials) == (3, 9260, True, True)
+    args = parse("status")
+    assert (args.nodes, args.secure, args.print_credentials) == (None, None, False)
+
+
+@pytest.mark.parametrize("bad", ["0", "10", "three", "-1"])
+def test_bad_node_counts_are_usage_errors(bad, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        parse("start", "--nodes", bad)
+    assert exit_.value.code == 2
+    assert "1..9" in capsys.readouterr().err
+
+
+def test_es_scm_es_help_shows_the_options(capsys):
+    from es_scm.cli import main
+
+    assert main(["es", "--help"]) == 0
+    out = capsys.readouterr().out
+    for text in ("--nodes N", "--secure", "--print-credentials", "watermark", "path.data"):
+        assert text in out
+
+
+def test_stop_and_status_remember_the_layout_of_start(tmp_path):
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "9262.json").write_text('{"nodes": 3, "secure": true}')
+    home = ("--home", str(tmp_path), "--port", "9262")
+    for action in ("stop", "status"):
+        cluster = es_local.cluster_from_args(parse(action, *home))
+        assert [n.port for n in cluster.nodes] == [9262, 9263, 9264]
+        assert cluster.secure
+    one = es_local.cluster_from_args(parse("status", *home, "--nodes", "1"))
+    assert len(one.nodes) == 1
+    assert one.secure
+    start = es_local.cluster_from_args(parse("start", *home))
+    assert len(start.nodes) == 1
+    assert not start.secure
+
+
+# -- node and cluster settings --------------------------------------------------------------------
+
+
+def test_cluster_nodes_have_their_ports_folders_and_discovery(tmp_path):
+    cluster = LocalCluster(3, 9260, home=tmp_path, heap="512m")
+    assert cluster.urls == [f"http://127.0.0.1:{p}" for p in (9260, 9261, 9262)]
+    settings = [n.settings() for n in cluster.nodes]
+    assert [s["http.port"] for s in settings] == ["9260", "9261", "9262"]
+    assert [s["transport.port"] for s in settings] == ["9360", "9361", "9362"]
+    for s in settings:
+        assert s["discovery.seed_hosts"] == "127.0.0.1:9360,127.0.0.1:9361,127.0.0.1:9362"
+        assert s["cluster.initial_master_nodes"] == "es-scm-9260,es-scm-9261,es-scm-9262"
+        assert s["cluster.name"] == "es-scm-cluster-9260"
+        assert "discovery.type" not in s
+    for key in ("path.data", "path.logs", "node.name"):
+        assert len({s[key] for s in settings}) == 3
+    assert len({n.pid_file for n in cluster.nodes}) == 3
+    # once a node has run, it must not try to bootstrap a cluster again
+    (cluster.nodes[0].data_dir / "_state").mkdir(parents=True)
+    assert "cluster.initial_master_nodes" not in cluster.nodes[0].settings()
+
+
+def test_a_single_node_keeps_the_disk_watermarks_on(tmp_path):
+    settings = LocalElasticsearch(home=tmp_path, port=9260).settings()
+    assert settings["discovery.type"] == "single-node"
+    assert not [key for key in settings if key.startswith("cluster.routing.allocation.disk")]
+    assert settings["xpack.security.enabled"] == "false"
+    assert LocalCluster(1, 9260, home=tmp_path).nodes[0].settings() == settings
+
+
+def test_extra_settings_reach_every_node_last(tmp_path):
+    extra = {"cluster.info.update.interval": "10s", "node.attr.rack": "r1"}
+    cluster = LocalCluster(2, 9260, home=tmp_path, settings=extra)
+    for local in cluster.nodes:
+        assert local.settings().items() >= extra.items()
+        assert list(local.settings())[-2:] == list(extra)
+
+
+def test_a_secure_node_speaks_https_with_the_homes_certificates(tmp_path):
+    secure = LocalElasticsearch(home=tmp_path, port=9260, secure=True)
+    assert secure.url == "https://127.0.0.1:9260"
+    settings = secure.settings()
+    assert settings["xpack.security.enabled"] == "true"
+    for layer in ("http", "transport"):
+        assert settings[f"xpack.security.{layer}.ssl.enabled"] == "true"
+        assert settings[f"xpack.security.{layer}.ssl.certificate"] == "es-scm-certs/node.crt"
+    credentials = secure.credentials()
+    assert credentials["username"] == "es-scm-admin"
+    assert credentials["ca_certs"] == str(tmp_path / "secure" / "ca" / "ca.crt")
+    assert credentials["password"] is None  # made by the first secure start
+    with pytest.raises(LocalElasticsearchError, match="not secured"):
+        LocalElasticsearch(home=tmp_path, port=9260).credentials()
+
+
+@pytest.mark.parametrize(
+    ("nodes", "port", "bad"),
+    [(0, 9260, "nodes"), (10, 9260, "nodes"), (True, 9260, "nodes"), (3, 65434, "65436")],
+)
+def test_bad_cluster_layouts_are_named(nodes, port, bad, tmp_path):
+    with pytest.raises(ValueError, match=bad):
+        LocalCluster(nodes, port, home=tmp_path)
+
+
+# -- which node is this home's --------------------------------------------------------------------
+
+
+def test_a_node_is_this_homes_by_its_live_pid_or_its_data_folder(tmp_path):
+    expected = tmp_path / "data" / "9.5.4-9260"
+    assert ownership_problem(9260, tmp_path, 1234, expected, None) is None
+    assert ownership_problem(9260, tmp_path, None, expected, [str(expected)]) is None
+    problem = ownership_problem(9260, tmp_path, None, expected, ["/elsewhere/data/9.5.4-9260"])
+    assert problem is not None
+    assert "port 9260" in problem
+    assert "/elsewhere/data/9.5.4-9260" in problem
+    assert "stop that node or pick another --port" in problem
+    assert "\n" not in problem
+    assert "unknown" in (ownership_problem(9260, tmp_path, None, expected, None) or "")
+
+
+def test_a_stale_pid_file_does_not_make_a_node_ours(tmp_path):
+    local = LocalElasticsearch(home=tmp_path, port=9260)
+    local.pid_file.parent.mkdir(parents=True)
+    local.pid_file.write_text("999999999\n")  # above any pid_max
+    assert local.running_pid() is None
+    local.pid_file.write_text(f"{os.getpid()}\n")
+    assert local.running_pid() == os.getpid()
+
+
+def test_a_port_held_by_another_process_is_named(tmp_path):
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+        port = server.getsockname()[1]
+        with pytest.raises(LocalElasticsearchError) as error:
+            LocalElasticsearch(home=tmp_path, port=port).start(timeout=1)
+    message = str(error.value)
+    assert f"port {port} is in use" in message
+    assert "--port" in message
+    assert "\n" not in message
+    assert not (tmp_path / "dist").exists()  # refused before any install
+
+
+def test_start_refuses_another_layout_of_this_homes_running_nodes(tmp_path):
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "9260.json").write_text('{"nodes": 3, "secure": false}')
+    stand_in = subprocess.Popen(["sleep", "60"], start_new_session=True)  # a live "node"
+    try:
+        (tmp_path / "run" / "9261.pid").write_text(f"{stand_in.pid}\n")
+        with pytest.raises(LocalElasticsearchError, match="runs with --nodes 3; stop it first"):
+            LocalCluster(1, 9260, home=tmp_path, secure=True).start(timeout=1)
+    finally:
+        stand_in.kill()
+        stand_in.wait()
+
+
+def test_delete_data_is_refused_while_a_node_runs(tmp_path):
+    cluster = LocalCluster(2, 9260, home=tmp_path)
+    for local in cluster.nodes:
+        (local.data_dir / "_state").mkdir(parents=True)
+    stand_in = subprocess.Popen(["sleep", "60"], start_new_session=True)
+    try:
+        cluster.nodes[1].pid_file.parent.mkdir(parents=True)
+        cluster.nodes[1].pid_file.write_text(f"{stand_in.pid}\n")
+        with pytest.raises(LocalElasticsearchError, match="9261"):
+            cluster.delete_data()
+    finally:
+        stand_in.kill()
+        stand_in.wait()
+    cluster.delete_data()
+    assert not any(local.data_dir.exists() for local in cluster.nodes)
+
+
+# -- disk watermarks and secrets in messages ------------------------------------------------------
+
+
+def test_disk_warnings_name_the_watermark_that_is_passed(tmp_path):
+    assert system.disk_warnings(tmp_path, total=1000 * GB, free=500 * GB) == []
+    (flood,) = system.disk_warnings(tmp_path, total=100 * GB, free=4 * GB)
+    assert "flood-stage watermark (5.0 GB free)" in flood
+    assert "read-only" in flood
+    (high,) = system.disk_warnings(tmp_path, total=100 * GB, free=8 * GB)
+    assert "high watermark" in high
+    # on a large disk the defaults' headroom caps the percentages: 210 GB free of 2 TB is fine
+    assert system.disk_warnings(tmp_path, total=2000 * GB, free=210 * GB) == []
+
+
+def test_start_messages_show_the_password_only_when_asked(tmp_path, capsys):
+    cluster = LocalCluster(1, 9260, home=tmp_path, secure=True)
+    (tmp_path / "secure").mkdir()
+    for user in ("es-scm-admin", "es-scm-writer"):
+        (tmp_path / "secure" / f"{user}.password").write_text(f"secret-of-{user}\n")
+    es_local._describe_security(cluster, print_credentials=False)
+    shown = capsys.readouterr()
+    assert "secret-of" not in shown.out + shown.err
+    assert "ES_URL=https://127.0.0.1:9260" in shown.err
+    assert f"ES_CA_CERTS={tmp_path / 'secure' / 'ca' / 'ca.crt'}" in shown.err
+    assert "ES_USERNAME=es-scm-admin" in shown.err
+    assert f'ES_PASSWORD="$(cat {tmp_path / "secure" / "es-scm-admin.password"})"' in shown.err
+    es_local._describe_security(cluster, print_credentials=True)
+    shown = capsys.readouterr()
+    assert "ES_USERNAME=es-scm-writer ES_PASSWORD=secret-of-es-scm-writer" in shown.out
 
 
 def test_connection_options_from_environment(monkeypatch, tmp_path):

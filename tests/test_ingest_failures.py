@@ -7,7 +7,6 @@ leaves every document present exactly once.
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 from collections.abc import Iterator
@@ -19,6 +18,7 @@ from es_scm.elastic import SCMIndex
 from es_scm.elastic.connection import client_from_env
 from es_scm.elastic.ingest import IngestError
 from es_scm.tools.es_local import LocalElasticsearch
+from es_scm.tools.node import port_from_env
 
 pytestmark = pytest.mark.integration
 
@@ -47,7 +47,7 @@ def documents() -> Iterator[dict]:
 @pytest.fixture(scope="module")
 def dedicated_node(es_url):
     """A second local node that this test may stop and restart."""
-    port = int(os.environ.get("ES_SCM_FAILURE_TEST_PORT", "9250"))
+    port = port_from_env("ES_SCM_FAILURE_TEST_PORT", offset=50)
     node = LocalElasticsearch(port=port, heap="512m")
     node.start()
     yield node

@@ -105,7 +105,7 @@ def _tls_detail(error: BaseException) -> str:
     text = one_line(error)
     marker = "certificate verify failed:"
     if marker in text:
-        return shorten_words(text[text.index(marker) :].split(")")[0], 120)
+        return shorten_words(text[text.index(marker) :], 120)
     return shorten_words(text, 120)
 
 

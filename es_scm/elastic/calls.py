@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # pragma: no cover
     from elasticsearch import AsyncElasticsearch, Elasticsearch
 
-__all__ = ["WHOLE_SOURCE", "Call", "Plan", "run_async", "run_sync"]
+__all__ = ["WHOLE_SOURCE", "Call", "Plan", "run_async", "run_sync", "search_call"]
 
 # Hits come with their whole _source (text, scm.vector, metadata): filtering it would make
 # Elasticsearch parse and rewrite every hit's source, which costs more than sending it whole.
@@ -35,6 +35,12 @@ class Call:
 
 
 Plan = Generator[Call, Any, Any]
+
+
+def search_call(**kwargs: Any) -> Call:
+    """A ``search`` that fails when a shard fails: a partial result would be silently wrong
+    (missing hits, and no proof of exactness)."""
+    return Call("search", {**kwargs, "allow_partial_search_results": False})
 
 
 def _bound(client: Any, call: Call) -> Any:

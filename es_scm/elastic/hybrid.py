@@ -32,7 +32,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from es_scm.defaults import FUSIONS, HYBRID_DEFAULTS
-from es_scm.elastic.calls import Call, Plan
+from es_scm.elastic.calls import Plan, search_call
 from es_scm.elastic.results import Hit, SearchResult
 from es_scm.elastic.schema import TEXT_FIELD, public_source, stored_vector
 from es_scm.fusion import min_max_range, reciprocal_rank_fusion, scale
@@ -133,7 +133,7 @@ def _bm25(index: str, query: str, size: int, filters: list[dict[str, Any]]) -> P
     if filters:
         match = {"bool": {"must": [match], "filter": filters}}
     kwargs = {"index": index, "query": match, "size": size, "source": True}
-    response = yield Call("search", {**kwargs, "track_total_hits": False})
+    response = yield search_call(**kwargs, track_total_hits=False)
     return [(h["_id"], float(h["_score"]), h["_source"]) for h in response["hits"]["hits"]]
 
 
@@ -145,7 +145,7 @@ def _bm25_of(index: str, query: str, ids: list[str]) -> Plan:
         "bool": {"must": [{"match": {TEXT_FIELD: query}}], "filter": [{"ids": {"values": ids}}]}
     }
     kwargs = {"index": index, "query": match, "size": len(ids), "source": False}
-    response = yield Call("search", {**kwargs, "track_total_hits": False})
+    response = yield search_call(**kwargs, track_total_hits=False)
     return {h["_id"]: float(h["_score"]) for h in response["hits"]["hits"]}
 
 

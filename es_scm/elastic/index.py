@@ -302,7 +302,8 @@ class SCMIndex:
 
         The count reads what is refreshed, so a run that stopped is refreshed too.
         """
-        quick = self.client.options(request_timeout=10, max_retries=0)
+        # A few retries: on a cluster the transport moves on to another node.
+        quick = self.client.options(request_timeout=10, max_retries=2)
         if refresh or report.stopped:
             try:
                 quick.indices.refresh(index=self.name)

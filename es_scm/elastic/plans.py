@@ -11,7 +11,7 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from es_scm.elastic.calls import WHOLE_SOURCE, Call, Plan
+from es_scm.elastic.calls import WHOLE_SOURCE, Call, Plan, search_call
 from es_scm.elastic.hybrid import hybrid_plan
 from es_scm.elastic.query import ExpandedQuery
 from es_scm.elastic.results import Hit, SearchResult
@@ -42,7 +42,7 @@ def retrieve_call(
         # detected by a short page instead.
         "track_total_hits": False,
     }
-    return Call("search", kwargs)
+    return search_call(**kwargs)
 
 
 def native_plan(
@@ -173,9 +173,7 @@ def rescore_plan(
     if ids is not None:
         documents, missing = yield from get_plan(index, ids)
     else:
-        call = Call(
-            "search", {"index": index, "query": dict(es_query), "size": size, "source": True}
-        )
+        call = search_call(index=index, query=dict(es_query), size=size, source=True)
         hits = (yield call)["hits"]["hits"]
         documents, missing = {h["_id"]: h["_source"] for h in hits}, []
     scored = [(i, expanded.exact_score(*stored_vector(s))) for i, s in documents.items()]

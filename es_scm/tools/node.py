@@ -1,0 +1,498 @@
+"""One local Elasticsearch node: install, start (or reuse this home's), stop, status.
+
+A node is a single-node cluster (``discovery.type: single-node``) unless it is given a
+:class:`ClusterSpec`, which makes it one member of a loopback cluster
+(:class:`es_scm.tools.cluster.LocalCluster`). See :mod:`es_scm.tools.es_local` for the life cycle,
+where files go, which Java runs it, and the command line.
+"""
+
+from __future__ import annotations
+
+import os
+import pwd
+import re
+import shutil
+import signal
+import subprocess
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from es_scm.tools.java import JavaNotFoundError, JavaRuntime, find_java
+from es_scm.tools.probe import NodeProbe
+from es_scm.tools.security import ADMIN_USER, SecurityFiles, security_settings
+from es_scm.tools.system import (
+    LocalElasticsearchError,
+    chown_tree,
+    disk_warnings,
+    ensure_traversable,
+    extract_zip_with_modes,
+    group_alive,
+    log,
+    pid_alive,
+    port_open,
+    reap,
+    service_user,
+    signal_group,
+)
+
+__all__ = [
+    "DEFAULT_HEAP",
+    "DEFAULT_PORT",
+    "DEFAULT_VERSION",
+    "ClusterSpec",
+    "LocalElasticsearch",
+    "default_home",
+    "ownership_problem",
+    "port_from_env",
+]
+
+DEFAULT_VERSION = "9.5.4"
+DEFAULT_PORT = 9200
+DEFAULT_HEAP = "1g"
+SINGLE_NODE_NAME = "es-scm-local"  # the single node's node and cluster name
+MAVEN_ARTIFACT = "org.elasticsearch.distribution.integ-test-zip:elasticsearch:{version}:zip"
+MAVEN_DEPENDENCY_PLUGIN = "org.apache.maven.plugins:maven-dependency-plugin:3.8.1"
+MIN_JAVA_MAJOR = 21
+# Modules that the 9.x distribution's jars `requires` (from `jar --describe-module`) beyond
+# java.base, plus jdk.incubator.vector, which its jvm.options adds on the command line.
+REQUIRED_JAVA_MODULES = (
+    "java.logging",
+    "java.management",
+    "java.net.http",
+    "java.instrument",
+    "java.xml",
+    "jdk.attach",
+    "jdk.incubator.vector",
+    "jdk.jdi",
+    "jdk.jlink",
+    "jdk.management",
+    "jdk.net",
+    "jdk.unsupported",
+)
+
+
+def default_home() -> Path:
+    """The folder for the distribution, data and logs (see :mod:`es_scm.tools.es_local`)."""
+    if os.environ.get("ES_SCM_HOME"):
+        return Path(os.environ["ES_SCM_HOME"]).expanduser().resolve()
+    checkout = Path(__file__).resolve().parents[2]
+    if (checkout / "pyproject.toml").is_file() and (checkout / ".git").exists():
+        return checkout / ".es-local"
+    return Path.home() / ".cache" / "es-scm"
+
+
+def find_runtime() -> JavaRuntime:
+    """A Java runtime that can run Elasticsearch 9 (version and modules checked)."""
+    try:
+        return find_java(MIN_JAVA_MAJOR, REQUIRED_JAVA_MODULES)
+    except JavaNotFoundError as error:
+        raise LocalElasticsearchError(
+            f"Elasticsearch 9 needs a full JDK {MIN_JAVA_MAJOR}+ (install e.g. Eclipse Temurin "
+            f"21 or 25 and set ES_JAVA_HOME); checked: {error}"
+        ) from None
+
+
+def ownership_problem(
+    port: int, home: Path, own_pid: int | None, expected: Path, reported: list[str] | None
+) -> str | None:
+    """Why a healthy node on ``port`` may not be reused by this home, or None if it may.
+
+    It may when this home's pid file names a live process (``own_pid``), or when the node's own
+    ``path.data`` (``reported``, from ``GET _nodes/_local/settings``) is this home's folder.
+    """
+    if own_pid is not None:
+        return None
+    if reported and any(Path(path).resolve() == expected.resolve() for path in reported):
+        return None
+    where = f"its data is in {', '.join(reported)}" if reported else "its data folder is unknown"
+    return (
+        f"port {port} is served by an Elasticsearch that was not started from {home} ({where}); "
+        "stop that node or pick another --port"
+    )
+
+
+def port_from_env(variable: str | None = None, offset: int = 0) -> int:
+    """``$variable`` if set, else ``$ES_SCM_PORT`` (default 9200) + ``offset``.
+
+    Nodes started beside the main one (by tests, for instance) take ports relative to it, so
+    that two checkouts with different ``ES_SCM_PORT`` never reach for the same port.
+    """
+    if variable and os.environ.get(variable):
+        return int(os.environ[variable])
+    return int(os.environ.get("ES_SCM_PORT", DEFAULT_PORT)) + offset
+
+
+@dataclass(frozen=True)
+class ClusterSpec:
+    """The loopback cluster a node belongs to: its name and every member's HTTP port."""
+
+    name: str
+    ports: tuple[int, ...]
+
+    def node_name(self, port: int) -> str:
+        return f"es-scm-{port}"
+
+    def settings(self, port: int, first_boot: bool) -> dict[str, str]:
+        """Discovery settings; the initial masters only when the node has never run."""
+        settings = {
+            "cluster.name": self.name,
+            "node.name": self.node_name(port),
+            "discovery.seed_hosts": ",".join(f"127.0.0.1:{p + 100}" for p in self.ports),
+        }
+        if first_boot:
+            settings["cluster.initial_master_nodes"] = ",".join(map(self.node_name, self.ports))
+        return settings
+
+
+class LocalElasticsearch:
+    """An Elasticsearch node on 127.0.0.1, run from the Maven Central distribution.
+
+    Parameters
+    ----------
+    version : str
+        The Elasticsearch version (``$ES_SCM_ES_VERSION`` overrides the default).
+    home : path, optional
+        Where the distribution, data and logs live; see :func:`default_home`.
+    port : int
+        The HTTP port on 127.0.0.1 (``$ES_SCM_PORT``); the transport port is ``port + 100``.
+    heap : str
+        The JVM heap, e.g. ``"1g"`` (``$ES_SCM_HEAP``).
+    secure : bool
+        Security on: HTTPS and file-realm users (:mod:`es_scm.tools.security`).
+    cluster : ClusterSpec, optional
+        Make the node a member of this cluster instead of a single-node cluster.
+    settings : mapping, optional
+        More ``-E`` settings, applied last (e.g. ``{"cluster.info.update.interval": "10s"}``).
+    """
+
+    def __init__(
+        self,
+        version: str | None = None,
+        home: str | os.PathLike[str] | None = None,
+        port: int | None = None,
+        heap: str | None = None,
+        *,
+        secure: bool = False,
+        cluster: ClusterSpec | None = None,
+        settings: Mapping[str, str] | None = None,
+    ) -> None:
+        self.version = version or os.environ.get("ES_SCM_ES_VERSION", DEFAULT_VERSION)
+        self.home = Path(home) if home else default_home()
+        self.port = int(port or port_from_env())
+        self.heap = heap or os.environ.get("ES_SCM_HEAP", DEFAULT_HEAP)
+        self.secure = secure
+        self.cluster = cluster
+        self.extra_settings = dict(settings or {})
+        if not re.fullmatch(r"\d+\.\d+\.\d+", self.version):
+            raise ValueError(f"version must look like 9.5.4, got {self.version!r}")
+        if not 1024 <= self.port <= 65435:
+            raise ValueError(f"port must be in 1024..65435, got {self.port}")
+        if not re.fullmatch(r"\d+[mMgG]", self.heap):
+            raise ValueError(f"heap must look like 512m or 1g, got {self.heap!r}")
+        self.security = SecurityFiles(self.home, self.install_dir)
+
+    # -- paths
+    @property
+    def url(self) -> str:
+        return f"{'https' if self.secure else 'http'}://127.0.0.1:{self.port}"
+
+    @property
+    def name(self) -> str:
+        return self.cluster.node_name(self.port) if self.cluster else SINGLE_NODE_NAME
+
+    @property
+    def cluster_name(self) -> str:
+        return self.cluster.name if self.cluster else SINGLE_NODE_NAME
+
+    @property
+    def zip_path(self) -> Path:
+        return self.home / "dist" / f"elasticsearch-{self.version}.zip"
+
+    @property
+    def install_dir(self) -> Path:
+        return self.home / f"elasticsearch-{self.version}"
+
+    @property
+    def _folder_name(self) -> str:
+        if self.cluster:
+            return f"{self.version}-{self.cluster.name}/{self.port}"
+        return f"{self.version}-{self.port}"
+
+    @property
+    def data_dir(self) -> Path:
+        return self.home / "data" / self._folder_name
+
+    @property
+    def logs_dir(self) -> Path:
+        return self.home / "logs" / self._folder_name
+
+    @property
+    def pid_file(self) -> Path:
+        return self.home / "run" / f"{self.port}.pid"
+
+    @property
+    def console_log(self) -> Path:
+        return self.logs_dir / "console.log"
+
+    # -- install
+    def fetch(self) -> Path:
+        """Fetch the distribution zip with Maven unless it is already cached."""
+        if self.zip_path.is_file():
+            return self.zip_path
+        mvn = shutil.which("mvn")
+        if mvn is None:
+            raise LocalElasticsearchError(
+                "Maven (mvn) is needed to fetch Elasticsearch; install it "
+                "(e.g. apt-get install maven)"
+            )
+        self.zip_path.parent.mkdir(parents=True, exist_ok=True)
+        artifact = MAVEN_ARTIFACT.format(version=self.version)
+        log(f"fetching {artifact} with Maven (about 130 MB, once)")
+        command = [
+            mvn, "-q", "-B", f"{MAVEN_DEPENDENCY_PLUGIN}:copy", f"-Dartifact={artifact}",
+            f"-DoutputDirectory={self.zip_path.parent}",
+        ]  # fmt: skip
+        result = subprocess.run(command, capture_output=True, text=True, check=False)
+        if result.returncode != 0 or not self.zip_path.is_file():
+            tail = (result.stdout + result.stderr).strip().splitlines()[-5:]
+            raise LocalElasticsearchError(
+                f"Maven could not fetch {artifact}: " + " | ".join(tail or ["no output"])
+            )
+        return self.zip_path
+
+    def install(self) -> Path:
+        """Fetch and unpack the distribution (idempotent); return its folder."""
+        marker = self.install_dir / ".es-scm-installed"
+        if marker.is_file():
+            return self.install_dir
+        zip_path = self.fetch()
+        staging = self.install_dir.with_name(self.install_dir.name + ".partial")
+        shutil.rmtree(staging, ignore_errors=True)
+        extract_zip_with_modes(zip_path, staging)
+        (top,) = list(staging.iterdir())  # the zip holds one folder, elasticsearch-<version>
+        shutil.rmtree(self.install_dir, ignore_errors=True)
+        top.rename(self.install_dir)
+        staging.rmdir()
+        marker.write_text(self.version + "\n")
+        return self.install_dir
+
+    # -- state
+    def running_pid(self) -> int | None:
+        """The pid recorded by this home for this port, if that process is alive."""
+        try:
+            pid = int(self.pid_file.read_text().strip())
+        except (OSError, ValueError):
+            return None
+        return pid if pid_alive(pid) else None
+
+    @property
+    def probe(self) -> NodeProbe:
+        """Reads the node's JSON endpoints (as this home's admin user when secured)."""
+        if not self.secure:
+            return NodeProbe(self.url)
+        return NodeProbe(self.url, **self.security.credentials(ADMIN_USER))
+
+    def health(self, timeout: float = 2.0) -> dict | None:
+        """Return ``_cluster/health`` as a dict, or None when nothing answers at the URL."""
+        return self.probe.health(timeout)
+
+    def server_version(self) -> str | None:
+        """Return the version of the node answering at the URL, or None."""
+        return self.probe.version()
+
+    def is_healthy(self) -> bool:
+        health = self.health()
+        return bool(health) and health.get("status") in ("green", "yellow")
+
+    def credentials(self, user: str = ADMIN_USER) -> dict[str, str | None]:
+        """Connection options of a secured node: ``ca_certs``, ``username``, ``password``."""
+        if not self.secure:
+            raise LocalElasticsearchError(f"the node on port {self.port} is not secured")
+        return self.security.credentials(user)
+
+    # -- start / stop
+    def start(self, timeout: float = 180.0) -> str:
+        """Start the node, or reuse this home's healthy node at the URL; return the URL.
+
+        Raises
+        ------
+        LocalElasticsearchError
+            When another process holds the port (a node of another home included), or the node
+            does not become healthy within ``timeout`` seconds.
+        """
+        if self.reusable():
+            return self.url
+        self.wait_until_healthy(self.launch(find_runtime()), timeout)
+        return self.url
+
+    def reusable(self) -> bool:
+        """True if this home's node answers healthy at the URL; raise if another one does."""
+        own_pid = self.running_pid()
+        if self.is_healthy():
+            reported = None if own_pid else self.probe.data_paths()
+            problem = ownership_problem(self.port, self.home, own_pid, self.data_dir, reported)
+            if problem:
+                raise LocalElasticsearchError(problem)
+            return True
+        if own_pid is None and port_open(self.port):
+            raise LocalElasticsearchError(
+                f"port {self.port} is in use by a process that is not a healthy Elasticsearch "
+                f"started from {self.home}; stop it or pick another --port"
+            )
+        return False
+
+    def launch(self, java: JavaRuntime) -> subprocess.Popen | None:
+        """Launch the node (None when this home's node is already starting); record its pid."""
+        if self.running_pid() is not None:
+            return None
+        self.install()
+        if self.secure:
+            self.security.ensure(java.home)
+        user = service_user() if os.geteuid() == 0 else None
+        self._prepare_dirs(user)
+        for warning in disk_warnings(self.data_dir):
+            log(f"warning: {warning}")
+        process = self._popen(java, user)
+        self.pid_file.write_text(f"{process.pid}\n")
+        return process
+
+    def _prepare_dirs(self, user: pwd.struct_passwd | None) -> None:
+        for folder in (self.data_dir, self.logs_dir, self.home / "run", self.home / "tmp"):
+            folder.mkdir(parents=True, exist_ok=True)
+        if user is None:
+            return
+        ensure_traversable(self.home, user)
+        for path in (self.install_dir, self.data_dir, self.logs_dir, self.home / "tmp"):
+            chown_tree(path, user.pw_uid, user.pw_gid)
+
+    def settings(self) -> dict[str, str]:
+        """The ``-E`` settings of the node. Disk watermarks keep Elasticsearch's defaults."""
+        settings = {"cluster.name": self.cluster_name, "node.name": self.name}
+        if self.cluster:
+            settings |= self.cluster.settings(self.port, first_boot=self.first_boot)
+        else:
+            settings["discovery.type"] = "single-node"
+        settings |= {
+            "network.host": "127.0.0.1",
+            "http.port": str(self.port),
+            "transport.port": str(self.port + 100),
+            "path.data": str(self.data_dir),
+            "path.logs": str(self.logs_dir),
+        }
+        return settings | security_settings(self.secure) | self.extra_settings
+
+    @property
+    def first_boot(self) -> bool:
+        """Whether the node has never written its data folder."""
+        return not (self.data_dir / "_state").exists()
+
+    def _popen(self, java: JavaRuntime, user: pwd.struct_passwd | None) -> subprocess.Popen:
+        command = [str(self.install_dir / "bin" / "elasticsearch")]
+        for key, value in self.settings().items():
+            command += ["-E", f"{key}={value}"]
+        env = {
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "ES_JAVA_HOME": str(java.home),
+            "ES_JAVA_OPTS": f"-Xms{self.heap} -Xmx{self.heap}",  # after jvm.options: it wins
+            "ES_TMPDIR": str(self.home / "tmp"),
+            "HOME": str(self.home),
+            "LANG": "C.UTF-8",
+        }
+        with self.console_log.open("ab") as console:
+            return subprocess.Popen(
+                command,
+                cwd=self.install_dir,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=console,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                user=user.pw_uid if user else None,
+                group=user.pw_gid if user else None,
+                extra_groups=[] if user else None,
+            )
+
+    def wait_until_healthy(
+        self,
+        process: subprocess.Popen | None,
+        timeout: float,
+        ready: Callable[[], bool] | None = None,
+    ) -> None:
+        """Wait until ``ready()`` (default: the node answers yellow or green); stop it if not."""
+        ready = ready or self.is_healthy
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if process is not None and process.poll() is not None:
+                self.pid_file.unlink(missing_ok=True)
+                raise LocalElasticsearchError(
+                    f"Elasticsearch on port {self.port} exited with code {process.returncode} "
+                    f"while starting; log tail:\n{self.log_tail()}"
+                )
+            if process is None and self.running_pid() is None:
+                raise LocalElasticsearchError(f"Elasticsearch on port {self.port} exited")
+            if ready():
+                return
+            time.sleep(1.0)
+        self.stop()
+        raise LocalElasticsearchError(
+            f"Elasticsearch on port {self.port} did not become healthy within {timeout:.0f}s; "
+            f"log tail:\n{self.log_tail()}"
+        )
+
+    def terminate(self) -> int | None:
+        """Send SIGTERM to the node's process group; return its pid (None if none runs)."""
+        pid = self.running_pid()
+        if pid is None:
+            self.pid_file.unlink(missing_ok=True)
+            return None
+        signal_group(pid)
+        return pid
+
+    def wait_stopped(self, pid: int, timeout: float = 60.0) -> None:
+        """Wait for the group of ``pid`` to exit (SIGKILL after ``timeout``); drop the pid file."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and group_alive(pid):
+            reap(pid)
+            time.sleep(0.5)
+        if group_alive(pid):
+            signal_group(pid, signal.SIGKILL)
+        self.pid_file.unlink(missing_ok=True)
+
+    def stop(self, timeout: float = 60.0) -> bool:
+        """Stop the node started by this runner; return False if none was running."""
+        pid = self.terminate()
+        if pid is None:
+            return False
+        self.wait_stopped(pid, timeout)
+        return True
+
+    def status(self) -> dict:
+        """Describe the node: URL, whether it runs, its health and version, where files live.
+
+        ``data`` is the ``path.data`` of the node that answers at the URL (this home's folder
+        when none answers).
+        """
+        health = self.health()
+        reported = self.probe.data_paths() if health else None
+        return {
+            "url": self.url,
+            "running": health is not None,
+            "managed_pid": self.running_pid(),
+            "health": health.get("status") if health else None,
+            "version": self.server_version() if health else None,
+            "configured_version": self.version,
+            "home": str(self.home),
+            "data": ", ".join(reported) if reported else str(self.data_dir),
+            "logs": str(self.logs_dir),
+        }
+
+    def log_tail(self, lines: int = 40) -> str:
+        """Return the last lines of the console log and the server log."""
+        chunks = []
+        for log_file in (self.console_log, self.logs_dir / f"{self.cluster_name}.log"):
+            if log_file.is_file():
+                text = log_file.read_text(errors="replace").splitlines()[-lines:]
+                chunks.append(f"--- {log_file}\n" + "\n".join(text))
+        return "\n".join(chunks) or "(no log written)"
