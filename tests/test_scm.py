@@ -443,3 +443,18 @@ def test_theorem_4_3_rejects_documents_outside_the_unit_ball():
     S = np.diag([0.5, 0.5])
     with pytest.raises(ValueError, match=r"Theorem 4\.3"):
         theorems.scm_cosine_transform(S, None, np.array([[1.0, 1.0]]))
+
+
+def test_soft_norms_of_a_corpus_larger_than_one_slice():
+    # More rows than the slice size: the norms are computed slice by slice and must equal the
+    # dense formula on every row, in order.
+    rng = np.random.default_rng(7)
+    n = 30
+    basis = rng.random((n, n))
+    S = basis @ basis.T / n  # positive semi-definite
+    X = random_corpus(rng, scm._ROWS_PER_SLICE + 1000, n, density=0.1)
+    expected = np.sqrt(np.einsum("ij,jk,ik->i", X, S, X))
+    np.testing.assert_allclose(scm.soft_norm(sparse.csr_array(S), sparse.csr_array(X)), expected)
+    normalized = scm.normalize(sparse.csr_array(S), sparse.csr_array(X)).toarray()
+    nonzero = expected > 0
+    np.testing.assert_allclose(normalized[nonzero], X[nonzero] / expected[nonzero, None])

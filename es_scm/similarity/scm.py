@@ -166,6 +166,9 @@ def _bilinear(
     return np.asarray(product.toarray(), dtype=np.float64).reshape(X.shape[0], Y.shape[0])
 
 
+_ROWS_PER_SLICE = 4096  # X S has ~C non-zeros per non-zero of X: slice a whole collection
+
+
 def _squared_soft_norms(
     S: sparse.csc_array | sparse.csr_array, X: sparse.csr_array, *, absolute: bool = False
 ) -> np.ndarray:
@@ -174,6 +177,9 @@ def _squared_soft_norms(
     Only the block of ``S`` on the support of ``X`` (rows and columns) is read. With
     ``absolute``, ``diag(|X| |S| |X|ᵀ)`` instead: the magnitude against which rounding is judged.
     """
+    if X.shape[0] > _ROWS_PER_SLICE:
+        parts = (X[i : i + _ROWS_PER_SLICE] for i in range(0, X.shape[0], _ROWS_PER_SLICE))
+        return np.concatenate([_squared_soft_norms(S, p, absolute=absolute) for p in parts])
     support = _support(X)
     restricted = X[:, support]
     block = _submatrix(S, support, support)
