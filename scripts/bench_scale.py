@@ -192,8 +192,22 @@ def text_index(client, docs: list[dict]) -> None:
     client.indices.refresh(index=TEXT_INDEX)
 
 
-def search_latency(client, model, docs: list[dict], queries: list[str], repeats: int) -> dict:
-    from es_scm.elastic import SCMIndex
+def unproven_too(searcher, query: str):
+    """Exact mode's result, also when it could not prove its top k (``exact_guarantee`` False)."""
+    from es_scm.elastic.results import NotProvenError
+
+    try:
+        return searcher.search(query, K)
+    except NotProvenError as error:
+        return error.result
+
+
+def search_latency(
+    client, model, docs: list[dict], queries: list[str], repeats: int, max_clauses: list[int]
+) -> dict:
+    """Latency of every method, query by query; ``exact@M``: exact mode keeping at most M
+    expansion terms (the rest bounded, so the proof may need a larger window or fail)."""
+    from es_scm.elastic import SCMIndex, Searcher
     from es_scm.model import BruteForceSearch
 
     index = SCMIndex(client, INDEX, model)
@@ -207,11 +221,16 @@ def search_latency(client, model, docs: list[dict], queries: list[str], repeats:
         "hybrid": lambda q: index.search(q, K, mode="hybrid"),
         "brute_force": lambda q: brute.search(q, K),
     }
+    for limit in max_clauses:
+        # A window of 1000 at most: past it, a pruned query's proof is not coming.
+        pruned = Searcher(client, INDEX, model, max_clauses=limit, max_window=1000)
+        methods[f"exact@{limit}"] = lambda q, searcher=pruned: unproven_too(searcher, q)
     for query in queries[:10]:
         for method in methods.values():
             method(query)
     samples: dict[str, list[float]] = {name: [] for name in methods}
-    equal = 0
+    exact_modes = [name for name in methods if name.startswith("exact")]
+    checks = {name: {"equal": 0, "proven": 0, "candidates": 0, "rounds": 0} for name in exact_modes}
     for _ in range(repeats):
         for query in queries:
             results = {}
@@ -219,10 +238,23 @@ def search_latency(client, model, docs: list[dict], queries: list[str], repeats:
                 started = time.perf_counter()
                 results[name] = method(query)
                 samples[name].append(time.perf_counter() - started)
-            equal += results["exact"].ids() == [doc_id for doc_id, _ in results["brute_force"]]
+            reference = [doc_id for doc_id, _ in results["brute_force"]]
+            for name in exact_modes:
+                result = results[name]
+                checks[name]["equal"] += result.ids() == reference
+                checks[name]["proven"] += bool(result.exact_guarantee)
+                checks[name]["candidates"] += result.candidates
+                checks[name]["rounds"] += result.rounds
+    runs = repeats * len(queries)
+    clauses = [len(index.searcher.expand(q).clause_terms) for q in queries]
     return {
         "latency": {name: percentiles(values) for name, values in samples.items()},
-        "exact_equals_brute_force": equal / (repeats * len(queries)),
+        "exact_equals_brute_force": checks["exact"]["equal"] / runs,
+        "exact_modes": {
+            name: {key: value / runs for key, value in counts.items()}
+            for name, counts in checks.items()
+        },
+        "expansion_terms_p50": statistics.median(clauses),
         "segments": len(client.cat.segments(index=INDEX, format="json")),
     }
 
@@ -263,7 +295,7 @@ def measure(size: int, all_docs: list[dict], queries: list[str], args, client) -
         }
         client.indices.delete(index=[TEXT_INDEX, RAW_INDEX])
         model = SoftCosineModel.load(model_dir)
-        row.update(search_latency(client, model, docs, queries, args.repeats))
+        row.update(search_latency(client, model, docs, queries, args.repeats, args.max_clauses))
         print(f"{len(docs)}: latency {json.dumps(row['latency'])}", flush=True)
     return row
 
@@ -301,6 +333,13 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--ingest-repeats", type=int, default=1)
     parser.add_argument("--min-df", type=int, default=2)
+    parser.add_argument(
+        "--max-clauses",
+        nargs="*",
+        type=int,
+        default=[64, 128, 256],
+        help="also time exact mode keeping at most this many expansion terms (a lever)",
+    )
     parser.add_argument("--es-url", default=os.environ.get("ES_URL", "http://127.0.0.1:9200"))
     parser.add_argument("--json", default=str(REPO / "results" / "bench_scale.json"))
     parser.add_argument("--plot", default=str(REPO / "docs" / "bench_scale.png"))
@@ -330,6 +369,13 @@ def main() -> None:
             + f"  brute/exact {latency['brute_force']['p50_ms'] / latency['exact']['p50_ms']:.2f}"
             + f"  exact=brute {100 * row['exact_equals_brute_force']:.0f}%"
         )
+        for name, checked in row["exact_modes"].items():
+            print(
+                f"{'':>10}{name}: p50 {latency[name]['p50_ms']:.1f} ms, "
+                f"= brute force {100 * checked['equal']:.0f}%, "
+                f"proven {100 * checked['proven']:.0f}%, "
+                f"candidates {checked['candidates']:.0f}, rounds {checked['rounds']:.2f}"
+            )
 
 
 if __name__ == "__main__":
