@@ -32,6 +32,8 @@ __all__ = [
     "HYBRID_DEFAULTS",
     "NEIGHBOR_MODES",
     "SIMILARITY_DEFAULTS",
+    "TRAINING_DEFAULTS",
+    "TRAINING_METHODS",
 ]
 
 DEFAULT_WEIGHTING = "log-smooth"
@@ -60,4 +62,19 @@ HYBRID_DEFAULTS: dict[str, Any] = {
     "alpha": 0.7,
     "rrf_k": 60,
     "depth": 100,
+}
+
+#: Word embeddings trained on a corpus (:mod:`es_scm.similarity.training`): gensim's method and
+#: parameters. One worker thread and a fixed seed make training deterministic.
+TRAINING_METHODS = ("word2vec", "fasttext")
+TRAINING_DEFAULTS: dict[str, Any] = {
+    "method": "word2vec",
+    "vector_size": 100,
+    "window": 5,
+    "min_count": 2,
+    "epochs": 10,
+    "sg": 0,
+    "seed": 12345,
+    "min_n": 3,
+    "max_n": 6,
 }

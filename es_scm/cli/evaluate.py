@@ -152,7 +152,7 @@ def _embeddings(args: argparse.Namespace) -> Any:
 def _settings(args: argparse.Namespace, model: Any, embeddings: Any) -> dict[str, Any]:
     description = model.describe()
     return {
-        "embeddings": embeddings.name if embeddings is not None else "none",
+        "embeddings": description["similarity"].get("embeddings", {}).get("name", "none"),
         "word2vec_corpus": args.word2vec_corpus,
         **{key: value for key, value in model_options(args).items() if "weighting" not in key},
         "weighting": description["document_weighting"],

@@ -33,10 +33,12 @@ from es_scm.defaults import SIMILARITY_DEFAULTS
 from es_scm.model import persistence
 from es_scm.model.explanation import Explanation, explain_vectors
 from es_scm.model.text import Tokenizer
+from es_scm.model.trained import own_corpus_sink, train_for_model
 from es_scm.model.vocabulary import Vocabulary
 from es_scm.model.weighting import TermWeighting, as_weighting, query_weighting_for
 from es_scm.similarity import TermSimilarityMatrix
 from es_scm.similarity.factory import SimilarityLike, build_similarity
+from es_scm.similarity.training import as_training
 
 __all__ = ["SoftCosineModel", "TokenCounts"]
 
@@ -177,7 +179,9 @@ class SoftCosineModel:
         embeddings : WordEmbeddings or gensim KeyedVectors, optional
             Word vectors for :meth:`TermSimilarityMatrix.from_embeddings`. Without embeddings
             (and without ``similarity`` or ``levenshtein``), S is the identity and the SCM is the
-            plain cosine similarity.
+            plain cosine similarity. ``"train[:word2vec|fasttext]"`` or an
+            :class:`~es_scm.similarity.training.EmbeddingTraining` trains them on ``texts`` (or
+            on its background corpus) first, deterministically and cached.
         tokenizer : Tokenizer, optional
             Defaults to ``Tokenizer()``.
         min_df, max_df, max_terms
@@ -211,7 +215,10 @@ class SoftCosineModel:
         tokenizer = Tokenizer() if tokenizer is None else tokenizer
         started = time.perf_counter()
         vocabulary = Vocabulary(min_df=min_df, max_df=max_df, max_terms=max_terms)
-        vocabulary.fit(tokenizer.tokenize_many(texts))
+        training = as_training(embeddings)
+        sink = own_corpus_sink(training)
+        tokens = tokenizer.tokenize_many(texts)
+        vocabulary.fit(tokens if sink is None else sink.tee(tokens))
         logger.info(
             "vocabulary: %d terms from %d documents (%.1fs)",
             len(vocabulary),
@@ -219,6 +226,8 @@ class SoftCosineModel:
             time.perf_counter() - started,
         )
         started = time.perf_counter()
+        if training is not None:
+            embeddings = train_for_model(training, tokenizer, vocabulary.terms, sink)
         matrix = build_similarity(
             vocabulary.terms,
             embeddings,
