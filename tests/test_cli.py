@@ -91,6 +91,8 @@ COMMANDS = [
     ["similarity"],
     ["demo"],
     ["eval"],
+    ["eval", "collection"],
+    ["tune"],
 ]
 
 
