@@ -65,15 +65,17 @@ HYBRID_DEFAULTS: dict[str, Any] = {
 }
 
 #: Word embeddings trained on a corpus (:mod:`es_scm.similarity.training`): gensim's method and
-#: parameters. One worker thread and a fixed seed make training deterministic.
+#: parameters. One worker thread and a fixed seed make training deterministic. Skip-gram and 20
+#: epochs: on the small in-domain corpora of Cranfield, CISI and CACM, CBOW with 10 epochs gave
+#: near-uniform cosines (``results/tune_defaults_grid1.json``), skip-gram separates neighbours.
 TRAINING_METHODS = ("word2vec", "fasttext")
 TRAINING_DEFAULTS: dict[str, Any] = {
     "method": "word2vec",
     "vector_size": 100,
     "window": 5,
     "min_count": 2,
-    "epochs": 10,
-    "sg": 0,
+    "epochs": 20,
+    "sg": 1,
     "seed": 12345,
     "min_n": 3,
     "max_n": 6,

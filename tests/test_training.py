@@ -144,3 +144,40 @@ def test_model_build_trains_from_the_command_line(tmp_path, capsys):
     info = capsys.readouterr().out
     assert "fasttext trained on the model's corpus" in info
     assert "S embeddings.training.epochs         3" in info
+
+
+def test_trained_and_given_embeddings_combine_with_weights(tmp_path):
+    from es_scm.similarity import WordEmbeddings
+
+    given = WordEmbeddings(["car", "kitten"], np.array([[1.0, 0.0], [0.6, 0.8]]))  # cos 0.6
+    training = EmbeddingTraining(cache_dir=tmp_path, **SMALL)
+    model = SoftCosineModel.build(_corpus(), [(0.25, given), (0.75, training)])
+    info = model.describe()["similarity"]
+    assert info["source"] == "combination"
+    assert [part["weight"] for part in info["parts"]] == [0.25, 0.75]
+    trained = SoftCosineModel.build(_corpus(), training)
+    alone = dict(trained.similarity_matrix.similar_terms("car", topn=100)).get("kitten", 0.0)
+    combined = dict(model.similarity_matrix.similar_terms("car", topn=100))["kitten"]
+    assert combined == pytest.approx(0.25 * 0.6**2 + 0.75 * alone, rel=1e-6)
+
+
+def test_the_command_line_combines_sources(tmp_path, capsys):
+    corpus = tmp_path / "docs.txt"
+    corpus.write_text("".join(text + "\n" for text in _corpus()))
+    vectors = tmp_path / "vectors.txt"
+    vectors.write_text("2 2\ncar 1 0\nkitten 0.6 0.8\n")
+    code = main(
+        [
+            "model", "build", "--corpus", str(corpus), "--out", str(tmp_path / "m"),
+            "--embeddings", f"0.3*{vectors}+0.7*train", "--train-epochs", "2",
+            "--train-cache", str(tmp_path / "cache"),
+        ]
+    )  # fmt: skip
+    assert code == 0
+    capsys.readouterr()
+    assert main(["model", "info", str(tmp_path / "m")]) == 0
+    info = capsys.readouterr().out
+    assert "S parts[1].weight" in info
+    assert "0.3" in info
+    assert "S parts[2].embeddings.name" in info
+    assert "word2vec trained" in info

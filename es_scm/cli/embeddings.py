@@ -51,8 +51,9 @@ def add_training_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def training_from_args(args: argparse.Namespace) -> EmbeddingTraining:
+def training_from_args(args: argparse.Namespace, spec: str | None = None) -> EmbeddingTraining:
     """The :class:`EmbeddingTraining` of ``--embeddings train[:METHOD]`` and ``--train-*``."""
+    spec = spec or args.embeddings
     from es_scm.similarity.training import EmbeddingTraining
 
     corpus = None
@@ -65,25 +66,48 @@ def training_from_args(args: argparse.Namespace) -> EmbeddingTraining:
     bar = progress_bar(options["epochs"], getattr(args, "no_progress", False), unit="epoch")
     try:
         return EmbeddingTraining.from_spec(
-            args.embeddings,
+            spec,
             **options,
             corpus=corpus,
             cache_dir=args.train_cache,
             progress=None if bar is None else lambda done, total: bar.update(1),
         )
     except ValueError as error:
-        raise CLIError(f"--embeddings {args.embeddings}: {error}") from error
+        raise CLIError(f"--embeddings {spec}: {error}") from error
 
 
 def load_embeddings(args: argparse.Namespace) -> Any:
-    """The word vectors of ``--embeddings`` (None for ``none``; what to train for ``train…``)."""
+    """The word vectors of ``--embeddings`` (None for ``none``; what to train for ``train…``).
+
+    ``A+B`` combines sources with equal weights, ``0.3*A+0.7*B`` with the given ones (see
+    :meth:`~es_scm.similarity.TermSimilarityMatrix.combine`).
+    """
+    if "+" not in args.embeddings:
+        return _load_one(args, args.embeddings)
+    parts = [part.strip() for part in args.embeddings.split("+")]
+    weighted = []
+    for part in parts:
+        weight, star, spec = part.rpartition("*") if "*" in part else ("", "", part)
+        try:
+            value = float(weight) if star else 1.0 / len(parts)
+        except ValueError:
+            raise CLIError(f"--embeddings {part}: expected WEIGHT*SOURCE") from None
+        source = _load_one(args, spec.strip())
+        if source is None:
+            raise CLIError("--embeddings: none cannot be combined")
+        weighted.append((value, source))
+    if any(w <= 0 for w, _ in weighted) or sum(w for w, _ in weighted) > 1 + 1e-9:
+        raise CLIError("--embeddings: combined weights must be positive, summing to at most 1")
+    return weighted
+
+
+def _load_one(args: argparse.Namespace, name: str) -> Any:
     from es_scm.similarity import WordEmbeddings
 
-    name = args.embeddings
     if name.lower() == "none":
         return None
     if name.lower().startswith("train"):
-        return training_from_args(args)
+        return training_from_args(args, name)
     if name.lower() == DEFAULT_EMBEDDINGS:
         return WordEmbeddings.glove_6b_50d(limit=args.embeddings_limit)
     path = Path(name)

@@ -41,7 +41,7 @@ def _choose(args: argparse.Namespace) -> int:
 
 def run_build(args: argparse.Namespace) -> int:
     from es_scm.model import SoftCosineModel
-    from es_scm.similarity.training import EmbeddingTraining
+    from es_scm.similarity import WordEmbeddings
 
     out = Path(args.out)
     if (out / "model.json").exists() and not args.force:
@@ -51,7 +51,7 @@ def run_build(args: argparse.Namespace) -> int:
     documents = read_documents(args)
     started = time.perf_counter()
     embeddings = load_embeddings(args)
-    if embeddings is not None and not isinstance(embeddings, EmbeddingTraining):
+    if isinstance(embeddings, WordEmbeddings):
         seconds = time.perf_counter() - started
         print(f"embeddings: {len(embeddings):,} words × {embeddings.dim} ({seconds:.1f}s)")
     count = 0

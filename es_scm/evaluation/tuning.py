@@ -41,6 +41,7 @@ __all__ = [
     "expand_grid",
     "folds_of",
     "hybrid_run",
+    "scm_scores",
     "setting_name",
     "tune",
 ]
@@ -113,7 +114,7 @@ def hybrid_run(
     return _top(interpolate_scores(bm25_side, scm_side, alpha, candidates), depth)
 
 
-def _scm_scores(model: Any, collection: TestCollection, queries: Sequence[str]) -> Run:
+def scm_scores(model: Any, collection: TestCollection, queries: Sequence[str]) -> Run:
     """Every document's positive SCM for every topic, by the in-memory exact search."""
     from es_scm.model.brute_force import BruteForceSearch
 
@@ -242,7 +243,7 @@ def tune(
     for number, setting in enumerate(grid, start=1):
         name = setting_name(setting)
         logger.info("%s: setting %d/%d: %s", collection.name, number, len(grid), name)
-        scm = _scm_scores(build(setting), collection, queries)
+        scm = scm_scores(build(setting), collection, queries)
         runs[f"scm {name}"] = {q: _top(scm[q], depth) for q in queries}
         settings[f"scm {name}"] = {**setting, "method": "scm"}
         for alpha in alphas:
