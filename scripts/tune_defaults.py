@@ -70,6 +70,19 @@ GRIDS = {
         "nonzero_limit": [10, 50, 100],
         "threshold,exponent": [(0.5, 4.0), (0.7, 4.0)],
     },
+    # after the defaults (information only, defaults unchanged): GloVe and fastText combined,
+    # and edit distance for typos, around the chosen setting
+    "grid3": {
+        "embeddings": [
+            "0.3*glove+0.7*train:fasttext",
+            "0.5*glove+0.5*train:fasttext",
+            "0.7*glove+0.3*train:fasttext",
+        ],
+        "document_weighting": ["raw-natural"],
+        "nonzero_limit": [50],
+        "threshold,exponent": [(0.5, 4.0)],
+        "levenshtein": [False, 0.2],
+    },
 }
 ALPHAS = (0.3, 0.5, 0.7, 0.9)
 logger = logging.getLogger("tune_defaults")
@@ -80,8 +93,15 @@ def options(setting: dict[str, Any], glove: WordEmbeddings) -> tuple[Any, dict[s
     kwargs = {k: v for k, v in setting.items() if k not in ("embeddings", "threshold,exponent")}
     if "threshold,exponent" in setting:
         kwargs["threshold"], kwargs["exponent"] = setting["threshold,exponent"]
-    embeddings = glove if setting["embeddings"] == "glove" else setting["embeddings"]
-    return embeddings, kwargs
+    return _embeddings(setting["embeddings"], glove), kwargs
+
+
+def _embeddings(spec: str, glove: WordEmbeddings) -> Any:
+    """``glove``, ``train:…``, or ``W*A+W*B`` combined (weights and sources)."""
+    if "+" not in spec:
+        return glove if spec == "glove" else spec
+    parts = [part.split("*", 1) for part in spec.split("+")]
+    return [(float(weight), _embeddings(source, glove)) for weight, source in parts]
 
 
 def semeval_bm25(client: Any, questions: list[Any]) -> dict[str, dict[str, float]]:

@@ -130,3 +130,13 @@ def test_cross_validation_picks_by_the_other_folds():
     # fold 1 is scored by the best on fold 2 (b: 0.5), fold 2 by the best on fold 1 (a: 0.0)
     assert selected["rows"] == ["b", "a"]
     assert selected["map"] == pytest.approx(0.25)
+
+
+def test_the_evaluation_names_combined_embeddings():
+    from es_scm.cli.evaluate import _embeddings_name
+
+    glove = {"source": "embeddings", "embeddings": {"name": "GloVe"}}
+    trained = {"source": "embeddings", "embeddings": {"name": "fasttext trained"}}
+    combined = {"source": "combination", "parts": [glove, trained, {"source": "levenshtein"}]}
+    assert _embeddings_name(combined) == "GloVe + fasttext trained"
+    assert _embeddings_name({"source": "identity"}) == "none"

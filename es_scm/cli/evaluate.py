@@ -178,7 +178,7 @@ def _embeddings(args: argparse.Namespace) -> Any:
 def _settings(args: argparse.Namespace, model: Any, embeddings: Any) -> dict[str, Any]:
     description = model.describe()
     return {
-        "embeddings": description["similarity"].get("embeddings", {}).get("name", "none"),
+        "embeddings": _embeddings_name(description["similarity"]),
         "word2vec_corpus": args.word2vec_corpus,
         **{key: value for key, value in model_options(args).items() if "weighting" not in key},
         "weighting": description["document_weighting"],
@@ -190,6 +190,14 @@ def _settings(args: argparse.Namespace, model: Any, embeddings: Any) -> dict[str
         "model_id": description["model_id"],
         "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
     }
+
+
+def _embeddings_name(info: dict[str, Any]) -> str:
+    """The embeddings of S's build record (combined ones joined by +), or none."""
+    if info.get("source") == "combination":
+        names = [_embeddings_name(part) for part in info.get("parts", [])]
+        return " + ".join(name for name in names if name != "none") or "none"
+    return str(info.get("embeddings", {}).get("name", "none"))
 
 
 def _quiet(args: argparse.Namespace) -> None:
