@@ -70,7 +70,7 @@ def training_from_args(args: argparse.Namespace, spec: str | None = None) -> Emb
             **options,
             corpus=corpus,
             cache_dir=args.train_cache,
-            progress=None if bar is None else lambda done, total: bar.update(1),
+            progress=None if bar is None else lambda done, total: bar.update(done - bar.n),
         )
     except ValueError as error:
         raise CLIError(f"--embeddings {spec}: {error}") from error

@@ -221,6 +221,8 @@ def train_on_file(
         logger.info("%s: loading cached vectors %s", training.method, vectors_path)
         keyed = models.KeyedVectors.load(str(vectors_path))
         cached = True
+        if training.progress is not None:
+            training.progress(training.epochs, training.epochs)  # nothing left to train
     else:
         keyed = _train(models, path, training)
         partial = directory / f"{training.method}-{key}.partial.kv"
