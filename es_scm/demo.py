@@ -32,9 +32,16 @@ __all__ = [
 ]
 
 DEMO_INDEX = "es-scm-demo"
-#: Options of :meth:`SoftCosineModel.build` for the demo: neighbours from GloVe's whole
-#: vocabulary, as in gensim's notebook.
-DEMO_MODEL_OPTIONS: dict[str, Any] = {"neighbors": "vocabulary", "nonzero_limit": 100}
+#: Options of :meth:`SoftCosineModel.build` for the demo: as in gensim's notebook, neighbours
+#: from GloVe's whole vocabulary and every positive cosine, squared, with smoothed IDF (a corpus
+#: of a few sentences is too small to train embeddings on, or for the selective defaults).
+DEMO_MODEL_OPTIONS: dict[str, Any] = {
+    "neighbors": "vocabulary",
+    "nonzero_limit": 100,
+    "threshold": 0.0,
+    "exponent": 2.0,
+    "document_weighting": "log-smooth",
+}
 
 
 @dataclass(frozen=True)

@@ -73,9 +73,11 @@ def vectors(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def model_dir(corpus: Path, vectors: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("model") / "model"
-    code = main(
-        ["model", "build", "--corpus", str(corpus), "--out", str(out), "--embeddings", str(vectors)]
-    )
+    code = main([
+        "model", "build", "--corpus", str(corpus), "--out", str(out), "--embeddings", str(vectors),
+        # a six-document corpus: IDF smoothed, every positive cosine kept (squared)
+        "--weighting", "log-smooth", "--threshold", "0", "--exponent", "2",
+    ])  # fmt: skip
     assert code == EXIT_OK
     return out
 
@@ -91,6 +93,8 @@ COMMANDS = [
     ["similarity"],
     ["demo"],
     ["eval"],
+    ["eval", "collection"],
+    ["tune"],
 ]
 
 
@@ -122,7 +126,8 @@ def test_model_build_and_info(capsys: pytest.CaptureFixture[str], model_dir: Pat
     assert rows["document weighting"] == "log-smooth"
     assert rows["S source"] == "embeddings"
     assert rows["S embeddings.name"].endswith("vectors.txt")
-    assert rows["S nonzero_limit"] == "100"
+    assert rows["S nonzero_limit"] == "50"  # the default
+    assert rows["S exponent"] == "2.0"
     assert rows["S neighbors"] == "terms"
     assert rows["stop words"].startswith(f"{len(model.tokenizer.stop_word_set)} (")
 

@@ -244,11 +244,15 @@ def _bow(document: list[str], terms: list[str]) -> np.ndarray:
     return vector
 
 
+#: gensim's SparseTermSimilarityMatrix defaults (es-scm's own keep fewer, closer neighbours).
+GENSIM_S = {"neighbors": "gensim", "nonzero_limit": 100, "threshold": 0.0, "exponent": 2.0}
+
+
 @pytest.mark.slow
 def test_notebook_part_1(glove: WordEmbeddings, documents: dict[str, list[str]]) -> None:
     assert documents["obama"] == ["obama", "speaks", "media", "illinois"]
     terms = _dictionary_terms(list(documents.values()))
-    S = TermSimilarityMatrix.from_embeddings(terms, glove, neighbors="gensim")  # gensim's S
+    S = TermSimilarityMatrix.from_embeddings(terms, glove, **GENSIM_S)  # gensim's S
     obama, president, orange = (_bow(documents[name], terms) for name in SENTENCES)
     similarity = S.inner_product(obama, president, normalized=(True, True))
     assert f"{similarity:.4f}" == "0.3790"
@@ -281,7 +285,7 @@ def test_notebook_part_1_gensim_agrees(
     }
     assert f"{expected['president']:.4f}" == "0.3790"
     assert f"{expected['orange']:.4f}" == "0.1108"
-    ours = TermSimilarityMatrix.from_embeddings(terms, glove, neighbors="gensim")
+    ours = TermSimilarityMatrix.from_embeddings(terms, glove, **GENSIM_S)
     reference = gensim_matrix.matrix.tocsc()
     reference.sort_indices()
     np.testing.assert_array_equal(ours.matrix.indptr, reference.indptr)

@@ -81,6 +81,8 @@ def test_from_embeddings_equals_gensim(
         dominant=dominant,
         document_frequencies=frequencies,
         neighbors="gensim",
+        threshold=0.0,  # gensim's defaults
+        exponent=2.0,
     )
     _assert_same_matrix(ours.matrix, expected)
     assert ours.matrix.dtype == np.float32
@@ -207,7 +209,13 @@ def test_levenshtein_formula() -> None:
 def test_terms_mode_is_brute_force_top_k(embeddings: WordEmbeddings) -> None:
     terms = [*embeddings.words[::3], "missing"]
     S = TermSimilarityMatrix.from_embeddings(
-        terms, embeddings, nonzero_limit=4, symmetric=False, neighbors="terms"
+        terms,
+        embeddings,
+        nonzero_limit=4,
+        symmetric=False,
+        neighbors="terms",
+        threshold=0.0,
+        exponent=2.0,
     )
     vectors = np.array([embeddings[t] for t in terms[:-1]], dtype=np.float64)
     unit = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
@@ -226,10 +234,10 @@ def test_terms_mode_is_brute_force_top_k(embeddings: WordEmbeddings) -> None:
 def test_terms_mode_fills_budgets_better_than_vocabulary_mode(embeddings: WordEmbeddings) -> None:
     terms = embeddings.words[::5]
     vocabulary = TermSimilarityMatrix.from_embeddings(
-        terms, embeddings, nonzero_limit=5, neighbors="vocabulary"
+        terms, embeddings, nonzero_limit=5, neighbors="vocabulary", threshold=0.0
     )
     in_terms = TermSimilarityMatrix.from_embeddings(
-        terms, embeddings, nonzero_limit=5, neighbors="terms"
+        terms, embeddings, nonzero_limit=5, neighbors="terms", threshold=0.0
     )
     assert in_terms.nnz > vocabulary.nnz
 

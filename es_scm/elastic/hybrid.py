@@ -11,7 +11,7 @@ the two lists) is, with :mod:`es_scm.fusion`:
 ``fusion="rrf"``
     Σ over the lists that contain it of 1 / (``rrf_k`` + its rank in the list). A document in
     neither list has no score by definition, so the result is exactly the top k of this fusion.
-``fusion="linear"`` (the default, α = 0.7: see :data:`es_scm.defaults.HYBRID_DEFAULTS`)
+``fusion="linear"`` (the default, α = 0.3: see :data:`es_scm.defaults.HYBRID_DEFAULTS`)
     α · minmax(BM25) + (1 − α) · minmax(SCM), each side min-max normalized over the candidates.
     Every candidate gets both scores: its exact SCM (from its stored vector) and its BM25 score
     (a ``match`` restricted to the candidates that BM25 did not return; 0 if no term matches).

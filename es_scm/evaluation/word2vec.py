@@ -10,12 +10,12 @@ Corpora (:func:`iter_corpus_texts`)
 
 Training (:func:`train_word2vec`)
     The texts are tokenized with the model's :class:`~es_scm.model.Tokenizer` (stop words removed,
-    as in the gensim SCM notebook) and written once to a ``LineSentence`` file in the cache
-    directory, which gensim then reads with ``corpus_file=`` (multi-threaded, no GIL). The
-    trained ``KeyedVectors`` are saved under a key that hashes the corpus path, size and
-    modification time, the tokenizer and every training parameter, so a second call with the
-    same arguments loads them instead of training. The cache directory is ``cache_dir``, else
-    ``$ES_SCM_CACHE/word2vec``, else ``~/.cache/es-scm/word2vec``.
+    as in the gensim SCM notebook) and written once to a sentence file in the cache directory,
+    keyed by the corpus path, size and modification time and the tokenizer (so a large corpus is
+    read once). Training is the one trainer of the model,
+    :func:`es_scm.similarity.training.train_on_file`: one worker, a fixed seed, the vectors
+    cached by the sentences' content hash and the parameters. The cache directory is
+    ``cache_dir``, else ``$ES_SCM_CACHE/word2vec``, else ``~/.cache/es-scm/word2vec``.
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ from typing import Any
 from es_scm.evaluation.collections import read_wikipedia_paragraphs
 from es_scm.model.text import Tokenizer
 from es_scm.similarity import WordEmbeddings
+from es_scm.similarity.training import EmbeddingTraining, train_on_file
 
 __all__ = ["default_cache_dir", "iter_corpus_texts", "train_word2vec"]
 
@@ -117,7 +118,6 @@ def train_word2vec(
     min_count: int = 5,
     epochs: int = 5,
     sg: int = 0,
-    workers: int = 2,
     seed: int = 12345,
     max_texts: int | None = None,
 ) -> WordEmbeddings:
@@ -133,8 +133,6 @@ def train_word2vec(
         Defaults to ``Tokenizer()`` (the model's default: lower case, English stop words out).
     vector_size, window, min_count, epochs, sg, seed
         gensim ``Word2Vec`` parameters (CBOW by default, as in the notebook).
-    workers : int, default=2
-        Training threads.
     max_texts : int, optional
         Use only the first ``max_texts`` texts of the corpus (e.g. to bound the Wikipedia run).
 
@@ -142,67 +140,44 @@ def train_word2vec(
     -------
     WordEmbeddings
     """
-    try:
-        from gensim.models import KeyedVectors, Word2Vec
-    except ImportError as error:  # pragma: no cover - depends on the environment
-        raise ImportError("training word2vec needs gensim: pip install es-scm[gensim]") from error
     corpus = Path(corpus)
     if not corpus.exists():
         raise FileNotFoundError(f"word2vec corpus not found: {corpus}")
     tokenizer = Tokenizer() if tokenizer is None else tokenizer
-    params = {
-        "vector_size": vector_size,
-        "window": window,
-        "min_count": min_count,
-        "epochs": epochs,
-        "sg": sg,
-        "seed": seed,
-        "max_texts": max_texts,
-    }
-    directory = Path(cache_dir) if cache_dir is not None else default_cache_dir()
-    directory.mkdir(parents=True, exist_ok=True)
-    key = _cache_key(corpus, tokenizer, params)
-    vectors_path = directory / f"word2vec-{key}.kv"
-    if vectors_path.exists():
-        logger.info("word2vec: loading cached vectors %s", vectors_path)
-        return _named(WordEmbeddings.from_gensim(KeyedVectors.load(str(vectors_path))), corpus)
-    corpus_key = _cache_key(corpus, tokenizer, {"max_texts": max_texts})
-    sentences_path = directory / f"corpus-{corpus_key}.txt"
-    if not sentences_path.exists():
-        started = time.perf_counter()
-        partial = sentences_path.with_suffix(".partial")
-        count = 0
-        with open(partial, "w", encoding="utf-8") as out:
-            for text in iter_corpus_texts(corpus):
-                if max_texts is not None and count >= max_texts:
-                    break
-                tokens = tokenizer.tokenize(text)
-                if tokens:
-                    out.write(" ".join(tokens) + "\n")
-                    count += 1
-        partial.replace(sentences_path)
-        seconds = time.perf_counter() - started
-        logger.info("word2vec: tokenized %d texts in %.0fs to %s", count, seconds, sentences_path)
-    started = time.perf_counter()
-    model = Word2Vec(
-        corpus_file=str(sentences_path),
+    training = EmbeddingTraining(
+        method="word2vec",
         vector_size=vector_size,
         window=window,
         min_count=min_count,
         epochs=epochs,
         sg=sg,
-        workers=workers,
         seed=seed,
+        cache_dir=cache_dir,
     )
-    partial_vectors = directory / f"word2vec-{key}.partial.kv"
-    model.wv.save(str(partial_vectors))
-    for file in directory.glob(f"word2vec-{key}.partial.kv*"):
-        file.replace(directory / file.name.replace(".partial.kv", ".kv"))
+    directory = Path(cache_dir) if cache_dir is not None else default_cache_dir()
+    directory.mkdir(parents=True, exist_ok=True)
+    corpus_key = _cache_key(corpus, tokenizer, {"max_texts": max_texts})
+    sentences_path = directory / f"corpus-{corpus_key}.txt"
+    if not sentences_path.exists():
+        _tokenize_to(corpus, tokenizer, max_texts, sentences_path)
+    return train_on_file(sentences_path, training, name=str(corpus))
+
+
+def _tokenize_to(
+    corpus: Path, tokenizer: Tokenizer, max_texts: int | None, sentences_path: Path
+) -> None:
+    """Write the corpus's tokenized texts, one a line (kept: the corpus is read once)."""
+    started = time.perf_counter()
+    partial = sentences_path.with_suffix(".partial")
+    count = 0
+    with open(partial, "w", encoding="utf-8") as out:
+        for text in iter_corpus_texts(corpus):
+            if max_texts is not None and count >= max_texts:
+                break
+            tokens = tokenizer.tokenize(text)
+            if tokens:
+                out.write(" ".join(tokens) + "\n")
+                count += 1
+    partial.replace(sentences_path)
     seconds = time.perf_counter() - started
-    logger.info("word2vec: trained %d vectors in %.0fs → %s", len(model.wv), seconds, vectors_path)
-    return _named(WordEmbeddings.from_gensim(model.wv), corpus)
-
-
-def _named(embeddings: WordEmbeddings, corpus: Path) -> WordEmbeddings:
-    embeddings.name = f"word2vec trained on {corpus}"
-    return embeddings
+    logger.info("word2vec: tokenized %d texts in %.0fs to %s", count, seconds, sentences_path)

@@ -33,6 +33,7 @@ from es_scm.defaults import SIMILARITY_DEFAULTS
 from es_scm.model import persistence
 from es_scm.model.explanation import Explanation, explain_vectors
 from es_scm.model.text import Tokenizer
+from es_scm.model.trained import own_corpus_sink, resolve_embeddings
 from es_scm.model.vocabulary import Vocabulary
 from es_scm.model.weighting import TermWeighting, as_weighting, query_weighting_for
 from es_scm.similarity import TermSimilarityMatrix
@@ -177,7 +178,10 @@ class SoftCosineModel:
         embeddings : WordEmbeddings or gensim KeyedVectors, optional
             Word vectors for :meth:`TermSimilarityMatrix.from_embeddings`. Without embeddings
             (and without ``similarity`` or ``levenshtein``), S is the identity and the SCM is the
-            plain cosine similarity.
+            plain cosine similarity. ``"train[:word2vec|fasttext]"`` or an
+            :class:`~es_scm.similarity.training.EmbeddingTraining` trains them on ``texts`` (or
+            on its background corpus) first, deterministically and cached. A list of
+            ``(weight, embeddings)`` pairs combines their matrices (``combine``).
         tokenizer : Tokenizer, optional
             Defaults to ``Tokenizer()``.
         min_df, max_df, max_terms
@@ -211,7 +215,9 @@ class SoftCosineModel:
         tokenizer = Tokenizer() if tokenizer is None else tokenizer
         started = time.perf_counter()
         vocabulary = Vocabulary(min_df=min_df, max_df=max_df, max_terms=max_terms)
-        vocabulary.fit(tokenizer.tokenize_many(texts))
+        sink = own_corpus_sink(embeddings)
+        tokens = tokenizer.tokenize_many(texts)
+        vocabulary.fit(tokens if sink is None else sink.tee(tokens))
         logger.info(
             "vocabulary: %d terms from %d documents (%.1fs)",
             len(vocabulary),
@@ -219,6 +225,7 @@ class SoftCosineModel:
             time.perf_counter() - started,
         )
         started = time.perf_counter()
+        embeddings = resolve_embeddings(embeddings, tokenizer, vocabulary.terms, sink)
         matrix = build_similarity(
             vocabulary.terms,
             embeddings,

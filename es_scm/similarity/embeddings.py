@@ -55,7 +55,7 @@ class WordEmbeddings:
         If the shapes disagree, a word repeats, or a vector is not finite.
     """
 
-    __slots__ = ("_index", "name", "vectors", "words")
+    __slots__ = ("_index", "name", "training", "vectors", "words")
 
     def __init__(
         self, words: Sequence[str], vectors: np.ndarray, *, name: str | None = None
@@ -80,6 +80,8 @@ class WordEmbeddings:
         self.vectors: np.ndarray = vectors
         self._index: dict[str, int] = index
         self.name: str = name or "array"
+        #: How the vectors were trained, if es-scm trained them (:mod:`.training`), else None.
+        self.training: dict[str, Any] | None = None
 
     # ------------------------------------------------------------------ basic protocol
     @property
@@ -101,7 +103,10 @@ class WordEmbeddings:
 
     def describe(self) -> dict[str, Any]:
         """Where the vectors come from and their size, as recorded in a model's ``model.json``."""
-        return {"name": self.name, "words": len(self), "dim": self.dim}
+        described: dict[str, Any] = {"name": self.name, "words": len(self), "dim": self.dim}
+        if self.training is not None:
+            described["training"] = dict(self.training)
+        return described
 
     def index(self, word: str) -> int:
         """The row of ``word`` in :attr:`vectors`; ``KeyError`` when absent."""

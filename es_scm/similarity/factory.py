@@ -15,7 +15,7 @@ import numpy as np
 from es_scm.defaults import SIMILARITY_DEFAULTS
 from es_scm.similarity.matrix import TermSimilarityMatrix
 
-__all__ = ["SimilarityLike", "build_similarity", "levenshtein_weight"]
+__all__ = ["SimilarityLike", "build_similarity", "levenshtein_weight", "weighted_sources"]
 
 SimilarityLike = TermSimilarityMatrix | Callable[[list[str]], TermSimilarityMatrix] | None
 
@@ -34,8 +34,9 @@ def build_similarity(
     Parameters
     ----------
     terms : sequence of str
-    embeddings : WordEmbeddings or gensim KeyedVectors, optional
-        Word vectors for :meth:`TermSimilarityMatrix.from_embeddings`.
+    embeddings : WordEmbeddings, gensim KeyedVectors, or a list of (weight, those), optional
+        Word vectors for :meth:`TermSimilarityMatrix.from_embeddings`; several are combined
+        with their weights (:meth:`TermSimilarityMatrix.combine`).
     similarity : TermSimilarityMatrix or callable, optional
         A ready S (over ``terms`` or a superset, restricted to them), or a function
         ``terms -> TermSimilarityMatrix``. Excludes ``embeddings`` and ``levenshtein``.
@@ -80,9 +81,14 @@ def build_similarity(
     if embeddings is None:
         assert edit is not None
         return edit
-    semantic = TermSimilarityMatrix.from_embeddings(
-        terms, embeddings, document_frequencies=document_frequencies, **settings
-    )
+    sources = weighted_sources(embeddings) or [(1.0, embeddings)]
+    parts = [
+        (weight, TermSimilarityMatrix.from_embeddings(
+            terms, source, document_frequencies=document_frequencies, **settings
+        ))
+        for weight, source in sources
+    ]  # fmt: skip
+    semantic = parts[0][1] if len(parts) == 1 else TermSimilarityMatrix.combine(parts)
     if edit is None:
         return semantic
     weight = 0.5 if levenshtein is True else weight
@@ -96,3 +102,15 @@ def levenshtein_weight(levenshtein: bool | float) -> float:
     if isinstance(levenshtein, int | float) and 0.0 < levenshtein < 1.0:
         return float(levenshtein)
     raise ValueError(f"levenshtein must be a bool or a float in (0, 1), got {levenshtein!r}")
+
+
+def weighted_sources(embeddings: Any) -> list[tuple[float, Any]]:
+    """``[(weight, source), …]`` when ``embeddings`` is such a list (weights > 0), else []."""
+    if not isinstance(embeddings, list | tuple) or not embeddings:
+        return []
+    if not all(isinstance(item, tuple) and len(item) == 2 for item in embeddings):
+        return []
+    sources = [(float(weight), source) for weight, source in embeddings]
+    if any(not weight > 0 for weight, _ in sources) or sum(w for w, _ in sources) > 1 + 1e-9:
+        raise ValueError("the weights of combined embeddings must be positive, summing to <= 1")
+    return sources
