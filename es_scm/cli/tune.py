@@ -95,14 +95,15 @@ def _flags(key: str, value: str) -> list[str]:
     return [flag, value]
 
 
+_REQUIRED = ["--corpus", "-", "--topics", "-", "--qrels", "-"]
+
+
 def _parse_value(parser: argparse.ArgumentParser, key: str, value: str) -> Any:
-    known = {action.dest for action in parser._actions}
+    known = set(vars(parser.parse_known_args(_REQUIRED)[0]))  # every option's dest
     if key not in known or key in ("corpus", "topics", "qrels", "grid", "out"):
         raise CLIError(f"--grid: {key} is not a model option")
     try:
-        namespace, _ = parser.parse_known_args(
-            ["--corpus", "-", "--topics", "-", "--qrels", "-", *_flags(key, value)]
-        )
+        namespace, _ = parser.parse_known_args([*_REQUIRED, *_flags(key, value)])
     except (SystemExit, argparse.ArgumentError) as error:
         raise CLIError(f"--grid {key}={value}: not a valid value ({error})") from error
     return getattr(namespace, key)

@@ -107,8 +107,8 @@ class SoftCosineModel:
     document_weighting, query_weighting : TermWeighting, str, dict or None, default=None
         W for documents and for queries: a weighting, a spec (``"log-smooth"``, ``"bm25"``, see
         :meth:`TermWeighting.from_spec`) or a :meth:`TermWeighting.get_config` dict; ``None`` is
-        the default, ``log-smooth``. A ``None`` query weighting is the document weighting, or
-        the default for BM25 documents
+        :data:`es_scm.defaults.DEFAULT_WEIGHTING`. A ``None`` query weighting is the document
+        weighting, or the default for BM25 documents
         (:func:`~es_scm.model.weighting.query_weighting_for`).
 
     Examples
@@ -187,7 +187,7 @@ class SoftCosineModel:
         min_df, max_df, max_terms
             Vocabulary pruning; see :class:`Vocabulary`.
         document_weighting, query_weighting : TermWeighting, str, dict or None
-            See the class; the default is ``log-smooth`` on both sides.
+            See the class; the default is :data:`es_scm.defaults.DEFAULT_WEIGHTING` on both sides.
         similarity : TermSimilarityMatrix or callable, optional
             A ready S (over the vocabulary's terms, or a superset that is then restricted to
             them), or a function ``terms -> TermSimilarityMatrix`` (e.g. a thesaurus with
