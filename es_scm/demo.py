@@ -261,7 +261,10 @@ def _print_next_steps(
     out("Go further:")
     if kept_index and model_dir:
         out(f"  es-scm search --model {model_dir} --index {kept_index} {query}")
-    out(f"  es-scm model build --corpus {corpus} --out demo-model --neighbors vocabulary")
+    out(  # the demo's model: a corpus this small is too small for the trained default
+        f"  es-scm model build --corpus {corpus} --out demo-model --embeddings glove-6b-50d "
+        "--neighbors vocabulary --threshold 0 --exponent 2 --weighting log-smooth"
+    )
     out(f"  es-scm index --model demo-model --index my-demo --corpus {corpus}")
     out(f"  es-scm search --model demo-model --index my-demo --k 5 {query}")
     out(f'  es-scm similarity --model demo-model {query} "The president greets the press"')

@@ -183,3 +183,15 @@ def test_the_command_line_combines_sources(tmp_path, capsys):
     assert "0.3" in info
     assert "S parts[2].embeddings.name" in info
     assert "word2vec trained" in info
+
+
+def test_training_on_a_tiny_corpus_warns_that_similarities_will_be_weak(tmp_path, caplog):
+    tiny = _corpus(n=20)  # 40 texts of ~10 tokens: far below SMALL_CORPUS_TOKENS
+    with caplog.at_level("WARNING", logger="es_scm.similarity.training"):
+        train_embeddings(_sentences(tiny), EmbeddingTraining(cache_dir=tmp_path, **SMALL))
+    assert any("trained on only" in record.getMessage() for record in caplog.records)
+    caplog.clear()
+    with caplog.at_level("WARNING", logger="es_scm.similarity.training"):
+        big = _corpus(n=1200)  # 2,400 texts, ~28,000 tokens
+        train_embeddings(_sentences(big), EmbeddingTraining(cache_dir=tmp_path, **SMALL))
+    assert not any("trained on only" in record.getMessage() for record in caplog.records)

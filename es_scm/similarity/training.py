@@ -46,6 +46,8 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
+#: Fewer training tokens than this give embeddings too noisy to relate words (a warning says so).
+SMALL_CORPUS_TOKENS = 20_000
 
 _SCHEME = "es-scm-embeddings/1"
 #: ``progress(epochs_done, epochs)`` after every epoch.
@@ -249,6 +251,13 @@ def _train(models: Any, path: Path, training: EmbeddingTraining) -> Any:
     model = kind(sentences=models.word2vec.LineSentence(str(path)), callbacks=callbacks, **params)
     seconds = time.perf_counter() - started
     logger.info("%s: trained %d words in %.1fs", training.method, len(model.wv), seconds)
+    if model.corpus_total_words < SMALL_CORPUS_TOKENS:
+        logger.warning(
+            "%s was trained on only %d tokens: its similarities will be weak; use pretrained "
+            "embeddings (e.g. glove-6b-50d) or a larger background corpus to train on",
+            training.method,
+            model.corpus_total_words,
+        )
     return model.wv
 
 
