@@ -17,11 +17,12 @@ from typing import Any
 from es_scm.cli.errors import EXIT_OK, EXIT_USAGE, CLIError
 from es_scm.cli.options import (
     Command,
-    add_corpus_options,
     add_hybrid_options,
+    add_judged_collection_options,
     add_model_options,
     client_from_args,
     hybrid_kwargs,
+    judged_collection_from_args,
     load_embeddings,
     model_options,
     no_arguments,
@@ -98,17 +99,7 @@ def add_trec_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def add_collection_arguments(parser: argparse.ArgumentParser) -> None:
-    add_corpus_options(parser)
-    group = parser.add_argument_group("topics and judgments")
-    group.add_argument("--topics", required=True, metavar="FILE", help="JSONL, TSV or TREC topics")
-    group.add_argument("--qrels", required=True, metavar="FILE", help="TREC qrels")
-    group.add_argument(
-        "--topic-fields",
-        nargs="+",
-        default=["title"],
-        choices=["title", "desc", "narr"],
-        help="fields of TREC topics to query with (default title)",
-    )
+    group = add_judged_collection_options(parser, "topics and judgments")
     group.add_argument("--name", help="the collection's name in the table (default: the corpus's)")
     group.add_argument(
         "--depth", type=positive_int, default=100, help="documents retrieved per topic (100)"
@@ -258,20 +249,7 @@ def _read_collections(args: argparse.Namespace) -> list[Any]:
 
 def run_collection_command(args: argparse.Namespace) -> int:
     """``es-scm eval collection``: any corpus, topics and qrels; print the table."""
-    from es_scm.evaluation.topics import read_test_collection
-
-    collection = read_test_collection(
-        args.corpus,
-        args.topics,
-        args.qrels,
-        name=args.name,
-        corpus_format=args.format,
-        id_field=args.id_field,
-        text_field=args.text_field,
-        topic_fields=args.topic_fields,
-    )
-    if not collection.judged_queries():
-        raise CLIError("no topic has a relevant document in --qrels (do the ids match?)")
+    collection = judged_collection_from_args(args, name=args.name)
     return _evaluate(args, [collection])
 
 

@@ -422,3 +422,39 @@ def register(commands: Any, command: Command, parents: Parents) -> argparse.Argu
 
 def no_arguments(parser: argparse.ArgumentParser) -> None:
     """The ``add_arguments`` of a command that has none of its own."""
+
+
+def add_judged_collection_options(parser: argparse.ArgumentParser, title: str) -> Any:
+    """The corpus options, ``--topics``, ``--qrels`` and ``--topic-fields``; returns the group
+    (titled ``title``) for the command's own options."""
+    add_corpus_options(parser)
+    group = parser.add_argument_group(title)
+    group.add_argument("--topics", required=True, metavar="FILE", help="JSONL, TSV or TREC topics")
+    group.add_argument("--qrels", required=True, metavar="FILE", help="TREC qrels")
+    group.add_argument(
+        "--topic-fields",
+        nargs="+",
+        default=["title"],
+        choices=["title", "desc", "narr"],
+        help="fields of TREC topics to query with (default title)",
+    )
+    return group
+
+
+def judged_collection_from_args(args: argparse.Namespace, name: str | None = None) -> Any:
+    """The collection of ``add_judged_collection_options``; an error when no topic is judged."""
+    from es_scm.evaluation.topics import read_test_collection
+
+    collection = read_test_collection(
+        args.corpus,
+        args.topics,
+        args.qrels,
+        name=name,
+        corpus_format=args.format,
+        id_field=args.id_field,
+        text_field=args.text_field,
+        topic_fields=args.topic_fields,
+    )
+    if not collection.judged_queries():
+        raise CLIError("no topic has a relevant document in --qrels (do the ids match?)")
+    return collection

@@ -16,9 +16,10 @@ from typing import Any
 from es_scm.cli.errors import EXIT_OK, CLIError
 from es_scm.cli.options import (
     Command,
-    add_corpus_options,
+    add_judged_collection_options,
     add_model_options,
     client_from_args,
+    judged_collection_from_args,
     load_embeddings,
     model_options,
     positive_int,
@@ -35,17 +36,7 @@ _EXAMPLE = (
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    add_corpus_options(parser)
-    group = parser.add_argument_group("topics, judgments and the search")
-    group.add_argument("--topics", required=True, metavar="FILE", help="JSONL, TSV or TREC topics")
-    group.add_argument("--qrels", required=True, metavar="FILE", help="TREC qrels")
-    group.add_argument(
-        "--topic-fields",
-        nargs="+",
-        default=["title"],
-        choices=["title", "desc", "narr"],
-        help="fields of TREC topics to query with (default title)",
-    )
+    group = add_judged_collection_options(parser, "topics, judgments and the search")
     group.add_argument(
         "--grid",
         action="append",
@@ -117,7 +108,6 @@ def _model_parser() -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     """Read the collection, tune, print the table; save the best model and the JSON."""
-    from es_scm.evaluation.topics import read_test_collection
     from es_scm.evaluation.tuning import expand_grid, tune
 
     if args.out and (Path(args.out) / "model.json").exists() and not args.force:
@@ -127,17 +117,7 @@ def run(args: argparse.Namespace) -> int:
     alphas = [float(a) for a in args.alphas.split(",") if a.strip()]
     if any(not 0.0 <= a <= 1.0 for a in alphas):
         raise CLIError(f"--alphas must be in [0, 1], got {args.alphas}")
-    collection = read_test_collection(
-        args.corpus,
-        args.topics,
-        args.qrels,
-        corpus_format=args.format,
-        id_field=args.id_field,
-        text_field=args.text_field,
-        topic_fields=args.topic_fields,
-    )
-    if not collection.judged_queries():
-        raise CLIError("no topic has a relevant document in --qrels (do the ids match?)")
+    collection = judged_collection_from_args(args)
     builder = _Builder(args, parser, collection.documents)
     try:
         report = tune(
