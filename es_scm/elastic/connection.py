@@ -154,6 +154,11 @@ def client_from_env(url: str | None = None, **kwargs: Any) -> Elasticsearch:
     --------
     >>> client = client_from_env("http://127.0.0.1:9200")  # doctest: +SKIP
     """
+    return Elasticsearch(**client_options(url, **kwargs))
+
+
+def client_options(url: str | None = None, **kwargs: Any) -> dict[str, Any]:
+    """The keyword arguments of a client made by :func:`client_from_env` (sync or asyncio)."""
     keys = ("api_key", "username", "password", "ca_certs", "verify_certs")
     auth = {key: kwargs.pop(key) for key in keys if key in kwargs}
     options = connection_options(url, **auth)
@@ -165,7 +170,7 @@ def client_from_env(url: str | None = None, **kwargs: Any) -> Elasticsearch:
         if serializers:
             options["serializers"] = serializers
     options.update(kwargs)
-    return Elasticsearch(**options)
+    return options
 
 
 def cluster_version(client: Elasticsearch) -> str:
@@ -174,7 +179,12 @@ def cluster_version(client: Elasticsearch) -> str:
     Uses ``_nodes`` rather than ``GET /`` because the minimal distribution the local runner uses
     does not register the root endpoint.
     """
-    nodes = client.nodes.info(filter_path="nodes.*.version")
+    return run_sync(cluster_version_plan(), client)
+
+
+def cluster_version_plan() -> Plan:
+    """:func:`cluster_version` as a plan (:mod:`es_scm.elastic.calls`)."""
+    nodes = yield Call("nodes.info", {"filter_path": "nodes.*.version"})
     return next(iter(nodes["nodes"].values()))["version"]
 
 
