@@ -7,14 +7,22 @@ references are the sync API on an index built by the sync ingester, and brute-fo
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import itertools
+import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from es_scm import SoftCosineModel
-from es_scm.elastic import IndexNotFoundError, ModelMismatchError, NotProvenError, SCMIndex
+from es_scm.elastic import (
+    IndexNotFoundError,
+    ModelMismatchError,
+    NotProvenError,
+    SCMIndex,
+)
 from es_scm.elastic.aio import AsyncSCMIndex, AsyncSearcher, async_client_from_env
 from es_scm.elastic.results import SearchResult
 from es_scm.evaluation.collections import read_cranfield
@@ -234,3 +242,64 @@ def test_bad_documents_fail_alone_in_the_async_ingester(es_url, model, index_nam
     assert "set" in reasons
     assert count == 1
     assert created is False
+
+
+def load_example(name: str) -> Any:
+    """A module of ``examples/`` by file name."""
+    path = Path(__file__).resolve().parents[1] / "examples" / name
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_async_web_handler_example_serves_the_sync_results(es_url, both, cranfield, model):
+    from aiohttp.test_utils import TestClient, TestServer
+
+    example = load_example("async_web_handler.py")
+    query = cranfield.queries["100"]
+
+    async def serve(client):
+        app = example.make_app(AsyncSCMIndex(client, "es-scm-test-aio-async", model))
+        async with TestClient(TestServer(app)) as http:
+            found = await http.get("/search", params={"q": query, "k": "5"})
+            bad = await http.get("/search", params={"q": query, "mode": "nope"})
+            return found.status, await found.json(), bad.status
+
+    status, body, bad_status = asyncio.run(serve(async_client_from_env(es_url)))
+    expected = both[0].search(query, 5)
+    assert status == 200
+    assert [hit["id"] for hit in body["hits"]] == expected.ids()
+    assert [hit["score"] for hit in body["hits"]] == [hit.score for hit in expected]
+    assert body["exact_guarantee"] is True
+    assert bad_status == 400
+
+
+def test_a_cancelled_async_ingestion_propagates_and_logs_its_counts(
+    es_url, documents, model, index_name, caplog
+):
+    halfway = asyncio.Event()
+
+    async def stream():
+        for position, document in enumerate(documents):
+            if position == len(documents) // 2:
+                halfway.set()
+            await asyncio.sleep(0)
+            yield document
+
+    async def cancel(client):
+        index = AsyncSCMIndex(client, index_name, model)
+        task = asyncio.create_task(index.index_documents(stream(), batch_size=16))
+        await halfway.wait()
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        await client.indices.refresh(index=index_name)
+        return await index.count()
+
+    with caplog.at_level(logging.WARNING, logger="es_scm.elastic.aio_ingest"):
+        count = run(es_url, cancel)
+    assert count < len(documents)
+    assert any("ingestion cancelled" in record.getMessage() for record in caplog.records)

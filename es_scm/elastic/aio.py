@@ -200,8 +200,9 @@ class AsyncSCMIndex:
         ------
         IngestError
             When the run stops early (``error.report``: what was done, and the index count).
-        IngestInterrupted
-            When cancelled (``error.report``: what was done).
+
+        A cancelled run cancels its requests in flight, logs its counts as a warning, and lets
+        the cancellation propagate.
         """
         validate_index_name(self.name)
         ingester = AsyncDocumentIngester(

@@ -11,8 +11,9 @@ rejected requests, the retry budget of a lost cluster). What differs is how:
   run in a worker thread (``asyncio.to_thread``), so the event loop keeps serving other tasks;
 * up to ``concurrency`` bulk requests are asyncio tasks in flight at once;
 * a lost cluster is waited out with ``asyncio.sleep``;
-* a cancelled run (``task.cancel()``, Ctrl-C under ``asyncio.run``) cancels its requests in
-  flight and raises :class:`IngestInterrupted` with the counts.
+* a cancelled run (``task.cancel()``, ``asyncio.timeout``, Ctrl-C under ``asyncio.run``) cancels
+  its requests in flight, logs what it did (a warning with the counts) and lets the
+  cancellation propagate: ``asyncio.timeout`` and task groups work as they do for any task.
 
 ``documents`` may be an iterable or an async iterable of documents.
 """
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import logging
 import time
 from collections.abc import AsyncIterable, AsyncIterator, Iterable, Mapping
 from typing import Any
@@ -37,9 +39,11 @@ from es_scm.elastic.ingest import (
     _outcome,
     _Stop,
 )
-from es_scm.elastic.ingest_report import IngestInterrupted, IngestReport
+from es_scm.elastic.ingest_report import IngestReport
 
 __all__ = ["AsyncDocumentIngester", "Documents"]
+
+logger = logging.getLogger(__name__)
 
 Documents = Iterable[Document | Mapping[str, Any]] | AsyncIterable[Document | Mapping[str, Any]]
 
@@ -57,8 +61,6 @@ class AsyncDocumentIngester(DocumentIngester):
         ------
         IngestError
             When the run stops early; ``error.report`` has the counts.
-        IngestInterrupted
-            When the run is cancelled, with the counts.
         """
         report = IngestReport()
         started = time.perf_counter()
@@ -83,14 +85,15 @@ class AsyncDocumentIngester(DocumentIngester):
                 in_flight.append((sending, prepared))
             while in_flight:
                 await self._settle(*in_flight.pop(0), report, progress)
-        except asyncio.CancelledError:
+        except asyncio.CancelledError:  # propagated as is: asyncio.timeout, TaskGroup rely on it
             self._stop.set()
-            report.stopped = "interrupted"
+            report.stopped = "cancelled"
             for sending, batch in in_flight:
                 sending.cancel()
                 report.skipped += len(batch.actions)
             report.seconds = time.perf_counter() - started
-            raise IngestInterrupted(report) from None
+            logger.warning("%s: ingestion cancelled: %s", self.index, report.summary())
+            raise
         return self._conclude(report, started, error)
 
     async def _settle(
