@@ -23,6 +23,7 @@ from es_scm.elastic.results import SearchResult
 from es_scm.elastic.schema import (
     check_model,
     check_model_plan,
+    check_version,
     index_mapping,
     settings_for_version,
 )
@@ -311,14 +312,18 @@ def create_plan(name: str, model: SoftCosineModel, options: Mapping[str, Any]) -
     replicas = check(options.get("replicas", 0), "replicas", NON_NEGATIVE_INT)
     exist_ok = options.get("exist_ok", False)
     text_analyzer, metadata_mapping = options.get("text_analyzer"), options.get("metadata_mapping")
-    mappings = index_mapping(model, text_analyzer=text_analyzer, metadata_mapping=metadata_mapping)
+    # checked before any request; made again below for the cluster's version
+    index_mapping(model, text_analyzer=text_analyzer, metadata_mapping=metadata_mapping)
     if (yield Call("indices.exists", {"index": name})):
         if not exist_ok:
             raise ValueError(f"index {name!r} exists already (pass exist_ok=True)")
         yield from check_model_plan(name, model)
         return False
-    version = yield from cluster_version_plan()
+    version = check_version((yield from cluster_version_plan()))
     settings = settings_for_version(version, shards=shards, replicas=replicas)
+    mappings = index_mapping(
+        model, text_analyzer=text_analyzer, metadata_mapping=metadata_mapping, version=version
+    )
     try:
         yield Call("indices.create", {"index": name, "settings": settings, "mappings": mappings})
     except ApiError as error:  # another process created it meanwhile: use theirs
