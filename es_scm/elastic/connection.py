@@ -232,13 +232,27 @@ def max_clauses_plan() -> Plan:
     return min(limits, default=DEFAULT_MAX_CLAUSES)
 
 
+# An 8.x server's answer to the 9.x client's compatible-with=9 headers.
+_NEWER_CLIENT = "Accept version must be either version 8 or 7, but found 9"
+
+
 def error_reason(error: Exception) -> str:
-    """``type: reason`` of an Elasticsearch error response (its message when it has none)."""
+    """``type: reason`` of an Elasticsearch error response (its message when it has none).
+
+    An 8.x server refusing the 9.x client's headers gets the install that fixes it appended.
+    """
     body = getattr(error, "body", None)
     cause = body.get("error") if isinstance(body, Mapping) else None
     if isinstance(cause, Mapping):
         root = (cause.get("root_cause") or [cause])[0]
         kind = root.get("type", cause.get("type"))
         reason = root.get("reason", cause.get("reason"))
-        return f"{kind}: {reason}" if reason else str(kind)
-    return " ".join(str(getattr(error, "message", None) or error).split())
+        text = f"{kind}: {reason}" if reason else str(kind)
+    else:
+        text = " ".join(str(getattr(error, "message", None) or error).split())
+    if _NEWER_CLIENT in str(error):
+        text += (
+            " (an Elasticsearch 8 server and the 9.x Python client: "
+            "pip install 'elasticsearch>=8.19,<9')"
+        )
+    return text
