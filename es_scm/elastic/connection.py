@@ -255,4 +255,10 @@ def error_reason(error: Exception) -> str:
             " (an Elasticsearch 8 server and the 9.x Python client: "
             "pip install 'elasticsearch>=8.19,<9')"
         )
+    elif "unknown query [sparse_vector]" in text:
+        text += (
+            " (this cluster lacks the sparse_vector query: up to 8.17 at least it comes with "
+            "the machine-learning plugin, which minimal distributions leave out; search with "
+            "query_type='bool')"
+        )
     return text
