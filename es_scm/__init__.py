@@ -22,10 +22,15 @@ _EXPORTS = {
     "TermSimilarityMatrix": "es_scm.similarity.matrix",
     "SCMIndex": "es_scm.elastic.index",
     "Searcher": "es_scm.elastic.searcher",
+    "AsyncSCMIndex": "es_scm.elastic.aio",
+    "AsyncSearcher": "es_scm.elastic.aio",
+    "async_client_from_env": "es_scm.elastic.aio",
     "client_from_env": "es_scm.elastic.connection",
 }
 
 __all__ = [
+    "AsyncSCMIndex",
+    "AsyncSearcher",
     "BruteForceSearch",
     "Document",
     "SCMIndex",
@@ -37,11 +42,13 @@ __all__ = [
     "Vocabulary",
     "WordEmbeddings",
     "__version__",
+    "async_client_from_env",
     "client_from_env",
 ]
 
 if TYPE_CHECKING:  # pragma: no cover
     from es_scm.documents import Document
+    from es_scm.elastic.aio import AsyncSCMIndex, AsyncSearcher, async_client_from_env
     from es_scm.elastic.connection import client_from_env
     from es_scm.elastic.index import SCMIndex
     from es_scm.elastic.searcher import Searcher

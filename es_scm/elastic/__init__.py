@@ -13,7 +13,7 @@ from es_scm.elastic.index import SCMIndex
 from es_scm.elastic.ingest import IngestReport
 from es_scm.elastic.lifecycle import DeleteReport
 from es_scm.elastic.results import Hit, NotProvenError, SearchResult
-from es_scm.elastic.schema import IndexNotFoundError, ModelMismatchError
+from es_scm.elastic.schema import IndexNotFoundError, ModelMismatchError, UnsupportedVersionError
 from es_scm.elastic.searcher import Searcher
 
 __all__ = [
@@ -28,6 +28,7 @@ __all__ = [
     "SCMIndex",
     "SearchResult",
     "Searcher",
+    "UnsupportedVersionError",
     "client_from_env",
     "reindex_into_alias",
 ]

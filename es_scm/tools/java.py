@@ -57,8 +57,10 @@ def _candidate_java_homes() -> list[tuple[Path, str]]:
     return candidates
 
 
-def find_java(min_major: int, modules: tuple[str, ...] = ()) -> JavaRuntime:
-    """The first Java runtime of at least ``min_major`` that has ``modules``.
+def find_java(
+    min_major: int, modules: tuple[str, ...] = (), max_major: int | None = None
+) -> JavaRuntime:
+    """The first Java runtime of ``min_major`` (up to ``max_major``) that has ``modules``.
 
     Candidates, in order: ``$ES_JAVA_HOME``, ``$JAVA_HOME``, the JDKs under ``/usr/lib/jvm``,
     ``java`` on ``PATH``; each one's ``release`` file gives its version and modules.
@@ -76,7 +78,7 @@ def find_java(min_major: int, modules: tuple[str, ...] = ()) -> JavaRuntime:
             continue
         major, available = info
         missing = [m for m in modules if m not in available]
-        if major < min_major:
+        if major < min_major or (max_major is not None and major > max_major):
             rejected.append(f"{origin}: Java {major}")
         elif missing:
             rejected.append(f"{origin}: Java {major} without {', '.join(missing)}")

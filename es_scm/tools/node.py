@@ -83,15 +83,26 @@ def default_home() -> Path:
     return Path.home() / ".cache" / "es-scm"
 
 
-def find_runtime() -> JavaRuntime:
-    """A Java runtime that can run Elasticsearch 9 (version and modules checked)."""
+def find_runtime(version: str = DEFAULT_VERSION) -> JavaRuntime:
+    """A Java runtime that can run Elasticsearch ``version`` (version and modules checked).
+
+    9.x needs Java 21+. 8.x runs on Java 17 to 21: up to 8.17 it installs the Security Manager,
+    which Java 24 removed, so the runner does not give 8.x a newer Java.
+    """
+    low, high = (MIN_JAVA_MAJOR, None) if version_major(version) >= 9 else (17, 21)
     try:
-        return find_java(MIN_JAVA_MAJOR, REQUIRED_JAVA_MODULES)
+        return find_java(low, REQUIRED_JAVA_MODULES, high)
     except JavaNotFoundError as error:
+        wanted = f"{low}+" if high is None else f"{low} to {high}"
         raise LocalElasticsearchError(
-            f"Elasticsearch 9 needs a full JDK {MIN_JAVA_MAJOR}+ (install e.g. Eclipse Temurin "
-            f"21 or 25 and set ES_JAVA_HOME); checked: {error}"
+            f"Elasticsearch {version_major(version)} needs a full JDK {wanted} (install e.g. "
+            f"Eclipse Temurin or OpenJDK {high or 21} and set ES_JAVA_HOME); checked: {error}"
         ) from None
+
+
+def version_major(version: str) -> int:
+    """``"8.19.9"`` → 8."""
+    return int(version.split(".", 1)[0])
 
 
 def ownership_problem(
@@ -324,7 +335,7 @@ class LocalElasticsearch:
         """
         if self.reusable():
             return self.url
-        self.wait_until_healthy(self.launch(find_runtime()), timeout)
+        self.wait_until_healthy(self.launch(find_runtime(self.version)), timeout)
         return self.url
 
     def reusable(self) -> bool:

@@ -1,0 +1,240 @@
+"""The asyncio API: :class:`AsyncSCMIndex` and :class:`AsyncSearcher` over ``AsyncElasticsearch``.
+
+The same plans of Elasticsearch calls as the sync API (:mod:`es_scm.elastic.calls`) run here
+with :func:`~es_scm.elastic.calls.run_async`: the query building, the exactness proof, the
+rescoring, the fusion and the index creation are shared, so an async search returns exactly
+what the sync one does. CPU work (vectorizing documents) runs in a worker thread
+(:mod:`es_scm.elastic.aio_ingest`); expanding a query takes about a millisecond and runs on the
+event loop.
+
+Needs the ``async`` extra (``pip install 'es-scm[async]'``: aiohttp, the client's asyncio HTTP
+library).
+
+Examples
+--------
+>>> client = async_client_from_env()                  # doctest: +SKIP
+>>> index = AsyncSCMIndex(client, "news", model)      # doctest: +SKIP
+>>> await index.index_documents(documents)            # doctest: +SKIP
+>>> result = await index.search("president greets the press", k=10)  # doctest: +SKIP
+>>> await client.close()                              # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from es_scm.elastic.aio_ingest import AsyncDocumentIngester, Documents
+from es_scm.elastic.calls import run_async
+from es_scm.elastic.connection import client_options, max_clauses_plan
+from es_scm.elastic.index import (
+    check_target_name,
+    create_plan,
+    finish_plan,
+    validate_index_name,
+)
+from es_scm.elastic.ingest import IngestError, IngestReport
+from es_scm.elastic.query import ExpandedQuery, QueryType, expand_query
+from es_scm.elastic.results import SearchResult
+from es_scm.elastic.schema import check_model_plan
+from es_scm.elastic.searcher import Filter, Mode, SearcherBase
+from es_scm.extras import require
+
+if TYPE_CHECKING:  # pragma: no cover
+    from elasticsearch import AsyncElasticsearch
+
+    from es_scm.model import SoftCosineModel
+
+__all__ = ["AsyncSCMIndex", "AsyncSearcher", "async_client_from_env"]
+
+
+def async_client_from_env(url: str | None = None, **kwargs: Any) -> AsyncElasticsearch:
+    """An ``AsyncElasticsearch`` configured like :func:`~es_scm.elastic.client_from_env`.
+
+    Same arguments and environment variables (``ES_URL``, ``ES_API_KEY``, ...). Close it with
+    ``await client.close()``.
+    """
+    require("aiohttp", "the asyncio API")
+    from elasticsearch import AsyncElasticsearch
+
+    return AsyncElasticsearch(**client_options(url, **kwargs))
+
+
+class AsyncSearcher(SearcherBase):
+    """:class:`~es_scm.elastic.searcher.Searcher` on an ``AsyncElasticsearch`` client.
+
+    Same parameters; :meth:`search` and :meth:`rescore` are coroutines with the sync options.
+    """
+
+    async def max_clauses(self) -> int:
+        """The most ``term`` clauses sent (the cluster's limit unless given), learned once."""
+        if self._max_clauses is None:
+            self._max_clauses = await run_async(max_clauses_plan(), self.client)
+        return self._max_clauses
+
+    async def check(self) -> None:
+        """Refuse an index built with another model (once per searcher)."""
+        if not self._checked:
+            await run_async(check_model_plan(self.index, self.model), self.client)
+            self._checked = True
+
+    async def expand(self, query: str) -> ExpandedQuery:
+        """The query's vector, soft norm and expansion (see :mod:`es_scm.elastic.query`)."""
+        return expand_query(self.model, query, await self.max_clauses())
+
+    async def search(
+        self,
+        query: str,
+        k: int = 10,
+        *,
+        mode: Mode = "exact",
+        from_: int = 0,
+        filter: Filter = None,
+        fusion: str | None = None,
+        alpha: float | None = None,
+        rrf_k: int | None = None,
+        depth: int | None = None,
+        explain: bool = False,
+    ) -> SearchResult:
+        """The top ``k`` documents for ``query``: :meth:`Searcher.search`, awaited.
+
+        Raises
+        ------
+        NotProvenError
+            As the sync search does.
+        """
+        options = {"mode": mode, "from_": from_, "filter": filter, "explain": explain}
+        options.update(fusion=fusion, alpha=alpha, rrf_k=rrf_k, depth=depth)
+        return await run_async(self._search_plan(query, k, options), self.client)
+
+    async def rescore(
+        self,
+        query: str,
+        *,
+        ids: Sequence[str] | None = None,
+        es_query: Mapping[str, Any] | None = None,
+        size: int = 100,
+        k: int | None = None,
+        explain: bool = False,
+    ) -> SearchResult:
+        """The exact SCM of given candidates: :meth:`Searcher.rescore`, awaited."""
+        options = {"ids": ids, "es_query": es_query, "size": size, "k": k, "explain": explain}
+        return await run_async(self._rescore_plan(query, options), self.client)
+
+
+class AsyncSCMIndex:
+    """:class:`~es_scm.elastic.SCMIndex` on an ``AsyncElasticsearch`` client.
+
+    Same parameters (``client`` is an ``AsyncElasticsearch``); the methods that talk to
+    Elasticsearch are coroutines with the sync options.
+    """
+
+    def __init__(
+        self,
+        client: AsyncElasticsearch,
+        name: str,
+        model: SoftCosineModel,
+        *,
+        max_clauses: int | None = None,
+        query_type: QueryType = "sparse_vector",
+    ) -> None:
+        self.client = client
+        self.name = check_target_name(name)
+        self.model = model
+        # the searcher checks the options (and the name's characters) now
+        self.searcher = AsyncSearcher(
+            client, name, model, max_clauses=max_clauses, query_type=query_type
+        )
+
+    async def exists(self) -> bool:
+        return bool(await self.client.indices.exists(index=self.name))
+
+    async def create(
+        self,
+        *,
+        shards: int = 1,
+        replicas: int = 0,
+        exist_ok: bool = False,
+        text_analyzer: str | None = None,
+        metadata_mapping: Mapping[str, Any] | None = None,
+    ) -> bool:
+        """Create the index: :meth:`SCMIndex.create`, awaited (same options and errors)."""
+        options = {"shards": shards, "replicas": replicas, "exist_ok": exist_ok}
+        options.update(text_analyzer=text_analyzer, metadata_mapping=metadata_mapping)
+        created = await run_async(create_plan(self.name, self.model, options), self.client)
+        self.searcher._checked = True
+        return created
+
+    async def delete(self) -> bool:
+        """Delete the index; return False if it did not exist."""
+        response = await self.client.options(ignore_status=404).indices.delete(index=self.name)
+        self.searcher._checked = False
+        return response.meta.status != 404
+
+    async def check(self) -> None:
+        """Raise unless the index was built with this model."""
+        await self.searcher.check()
+
+    async def count(self) -> int:
+        return int((await self.client.count(index=self.name))["count"])
+
+    async def index_documents(
+        self,
+        documents: Documents,
+        *,
+        batch_size: int = 500,
+        max_retries: int = 5,
+        initial_backoff: float = 1.0,
+        retry_budget: float = 60.0,
+        create: bool = True,
+        refresh: bool = True,
+        progress: Any = None,
+        concurrency: int = 2,
+    ) -> IngestReport:
+        """Vectorize and bulk-index documents: :meth:`SCMIndex.index_documents`, awaited.
+
+        ``documents`` may also be an async iterable. Bulk requests go through
+        ``helpers.async_streaming_bulk``; vectorizing runs in a worker thread.
+
+        Raises
+        ------
+        IngestError
+            When the run stops early (``error.report``: what was done, and the index count).
+
+        A cancelled run cancels its requests in flight, logs its counts as a warning, and lets
+        the cancellation propagate.
+        """
+        validate_index_name(self.name)
+        ingester = AsyncDocumentIngester(
+            self.client,  # type: ignore[arg-type]
+            self.name,
+            self.model,
+            batch_size=batch_size,
+            max_retries=max_retries,
+            initial_backoff=initial_backoff,
+            concurrency=concurrency,
+            retry_budget=retry_budget,
+        )
+        if create:
+            await self.create(exist_ok=True)
+        else:
+            await self.check()
+        try:
+            report = await ingester.run(documents, progress=progress)
+        except IngestError as stopped:
+            await run_async(finish_plan(self.name, stopped.report, refresh), self.client)
+            raise
+        await run_async(finish_plan(self.name, report, refresh), self.client)
+        return report
+
+    async def upsert(self, documents: Documents, **options: Any) -> IngestReport:
+        """Insert or replace documents by id (:meth:`SCMIndex.upsert`): :meth:`index_documents`."""
+        return await self.index_documents(documents, **options)
+
+    async def search(self, query: str, k: int = 10, **options: Any) -> SearchResult:
+        """Search: :meth:`AsyncSearcher.search`."""
+        return await self.searcher.search(query, k, **options)
+
+    async def rescore(self, query: str, **options: Any) -> SearchResult:
+        """Rescore candidates: :meth:`AsyncSearcher.rescore`."""
+        return await self.searcher.rescore(query, **options)

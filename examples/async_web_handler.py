@@ -1,0 +1,100 @@
+"""Soft cosine search behind an aiohttp web handler, on es-scm's asyncio API.
+
+One ``AsyncElasticsearch`` client and one :class:`~es_scm.elastic.aio.AsyncSCMIndex` serve every
+request; a search awaits Elasticsearch instead of holding a thread, so one process answers many
+requests at once.
+
+Run it (needs ``pip install 'es-scm[async,glove]'`` and an Elasticsearch at ``$ES_URL``)::
+
+    python examples/async_web_handler.py --index es-scm-web --ingest-demo --port 8080
+    curl 'http://127.0.0.1:8080/search?q=president+greets+the+press&k=3'
+
+``--ingest-demo`` builds a model of es-scm's demo corpus (250 short documents) and indexes it
+first; ``--model DIR`` serves an index built with ``es-scm index`` and its saved model instead.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from aiohttp import web
+
+from es_scm import SoftCosineModel, WordEmbeddings
+from es_scm.corpus import read_corpus
+from es_scm.demo import DEMO_MODEL_OPTIONS, demo_corpus_path
+from es_scm.elastic import NotProvenError
+from es_scm.elastic.aio import AsyncSCMIndex, async_client_from_env
+
+INDEX_KEY = web.AppKey("index", AsyncSCMIndex)
+MODES = ("exact", "native", "hybrid")
+
+
+async def search(request: web.Request) -> web.Response:
+    """``GET /search?q=TEXT[&k=10][&mode=exact|native|hybrid]``: the top k hits as JSON."""
+    query = request.query.get("q", "").strip()
+    mode = request.query.get("mode", "exact")
+    if not query or mode not in MODES:
+        raise web.HTTPBadRequest(text=f"give q=TEXT and mode in {MODES}")
+    try:
+        k = int(request.query.get("k", "10"))
+        result = await request.app[INDEX_KEY].search(query, k, mode=mode)
+    except NotProvenError as error:  # a deep page in exact mode
+        raise web.HTTPUnprocessableEntity(text=str(error)) from None
+    except ValueError as error:  # a bad k
+        raise web.HTTPBadRequest(text=str(error)) from None
+    body: dict[str, Any] = {
+        "query": query,
+        "mode": result.mode,
+        "exact_guarantee": result.exact_guarantee,
+        "took_ms": round(result.took_ms, 2),
+        "hits": [hit.to_dict() for hit in result.hits],
+    }
+    return web.json_response(body)
+
+
+def make_app(index: AsyncSCMIndex) -> web.Application:
+    """The web application: ``/search`` on ``index``; the client is closed on shutdown."""
+    app = web.Application()
+    app[INDEX_KEY] = index
+    app.router.add_get("/search", search)
+
+    async def close_client(app: web.Application) -> None:
+        await app[INDEX_KEY].client.close()
+
+    app.on_cleanup.append(close_client)
+    return app
+
+
+def demo_model() -> SoftCosineModel:
+    """A model of the demo corpus with GloVe 6B 50d (a few seconds)."""
+    texts = [document.text for document in read_corpus(demo_corpus_path())]
+    return SoftCosineModel.build(texts, WordEmbeddings.glove_6b_50d(), **DEMO_MODEL_OPTIONS)
+
+
+async def ingest_demo(index: AsyncSCMIndex) -> None:
+    """Index the demo corpus (ids make a rerun overwrite, not duplicate)."""
+    report = await index.index_documents(read_corpus(demo_corpus_path()))
+    print(f"indexed: {report.summary()}")
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--index", default="es-scm-web", help="the es-scm index to search")
+    parser.add_argument("--model", help="a model saved by es-scm (default: the demo's)")
+    parser.add_argument("--ingest-demo", action="store_true", help="index the demo corpus first")
+    parser.add_argument("--port", type=int, default=8080)
+    args = parser.parse_args(argv)
+    model = SoftCosineModel.load(args.model) if args.model else demo_model()
+
+    async def app_factory() -> web.Application:
+        index = AsyncSCMIndex(async_client_from_env(), args.index, model)
+        if args.ingest_demo:
+            await ingest_demo(index)
+        return make_app(index)
+
+    web.run_app(app_factory(), host="127.0.0.1", port=args.port)
+
+
+if __name__ == "__main__":
+    main()

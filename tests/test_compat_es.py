@@ -1,0 +1,61 @@
+"""Client and server majors across each other, on real servers.
+
+``$ES_SCM_ES8_URL`` names an Elasticsearch 8 server and ``$ES_SCM_ES9_URL`` a 9 one;
+``scripts/run-tests`` sets both (the first for the 9.x client's run, the second for the 8.x
+client's). Without them these tests are skipped: they check the installed client against the
+*other* major, which a plain run does not have.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+
+import elasticsearch
+import pytest
+
+from es_scm import SCMIndex, SoftCosineModel, TermSimilarityMatrix
+from es_scm.elastic.connection import client_from_env, cluster_version, error_reason
+
+CLIENT_MAJOR = elasticsearch.__version__[0]
+TEXTS = ["the car drives on the road", "an automobile on the highway", "a cat sleeps on a mat"]
+
+
+def server(variable: str, major: int) -> str:
+    url = os.environ.get(variable)
+    if not url:
+        pytest.skip(f"${variable} names no Elasticsearch {major} server")
+    return url
+
+
+def thesaurus_model() -> SoftCosineModel:
+    pairs = [("car", "automobile", 0.8), ("road", "highway", 0.6)]
+    return SoftCosineModel.build(
+        TEXTS, similarity=lambda terms: TermSimilarityMatrix.from_pairs(terms, pairs)
+    )
+
+
+@pytest.mark.skipif(CLIENT_MAJOR != 9, reason="the installed client is not 9.x")
+def test_the_9_client_on_an_8_server_names_the_install_that_fixes_it():
+    client = client_from_env(server("ES_SCM_ES8_URL", 8))
+    with pytest.raises(elasticsearch.BadRequestError) as refused:
+        client.count()
+    reason = error_reason(refused.value)
+    assert reason.startswith("media_type_header_exception")
+    assert "pip install 'elasticsearch>=8.19,<9'" in reason
+
+
+@pytest.mark.skipif(CLIENT_MAJOR != 8, reason="the installed client is not 8.x")
+def test_the_8_client_indexes_and_searches_on_a_9_server():
+    client = client_from_env(server("ES_SCM_ES9_URL", 9))
+    assert cluster_version(client).startswith("9.")
+    index = SCMIndex(client, f"es-scm-test-{uuid.uuid4().hex[:12]}", thesaurus_model())
+    try:
+        report = index.index_documents([{"id": str(i), "text": t} for i, t in enumerate(TEXTS)])
+        assert (report.created, report.failed) == (3, 0)
+        result = index.search("car on the road", k=3)
+        # "car"/"road" are in document 0; document 1 has their synonyms only; 2 neither
+        assert result.ids() == ["0", "1"]
+        assert result.exact_guarantee
+    finally:
+        index.delete()
