@@ -36,10 +36,11 @@ Ranking ties are broken by document id (ascending), after rounding scores to 12 
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
-from elasticsearch import Elasticsearch
+from elasticsearch import ApiError, Elasticsearch
 
 from es_scm.elastic.calls import Plan, run_sync
 from es_scm.elastic.connection import max_clauses_plan
@@ -58,6 +59,9 @@ __all__ = ["Filter", "Hit", "Mode", "NotProvenError", "SearchResult", "Searcher"
 
 Mode = Literal["native", "exact", "hybrid", "rescore"]
 Filter = Mapping[str, Any] | Sequence[Mapping[str, Any]] | None
+
+logger = logging.getLogger(__name__)
+_NO_QUERY = "unknown query [sparse_vector]"  # a cluster without the sparse_vector query
 
 
 class SearcherBase:
@@ -125,7 +129,16 @@ class SearcherBase:
             "max_window": self.max_window,
             "hybrid": hybrid,
         }
-        result = yield from search_plan(self.index, query, expanded, mode, settings)
+        try:
+            result = yield from search_plan(self.index, query, expanded, mode, settings)
+        except ApiError as error:
+            if self.query_type != "sparse_vector" or _NO_QUERY not in str(error):
+                raise
+            # Up to 8.17 the query came with the machine-learning plugin, which minimal
+            # distributions leave out; boosted term clauses are the same Lucene query.
+            logger.warning("%s: no sparse_vector query; searching with term clauses", self.index)
+            self.query_type = settings["query_type"] = "bool"
+            result = yield from search_plan(self.index, query, expanded, mode, settings)
         if explain:
             explain_hits(self.model, expanded, result.hits)
         result.query_terms = expanded.weights.nnz
