@@ -244,6 +244,24 @@ def test_bad_documents_fail_alone_in_the_async_ingester(es_url, model, index_nam
     assert created is False
 
 
+def test_async_optimize_merges_to_one_segment_and_keeps_the_results(
+    es_url, es_client, model, documents, index_name
+):
+    async def work(client):
+        index = AsyncSCMIndex(client, index_name, model)
+        for start in range(0, 120, 40):  # three refreshed bulks: several segments
+            await index.index_documents(documents[start : start + 40])
+        segments = len(await client.cat.segments(index=index_name, format="json"))
+        before = await index.search("boundary layer flow", 10)
+        await index.optimize()
+        return segments, before, await index.search("boundary layer flow", 10)
+
+    segments_before, before, after = run(es_url, work)
+    assert segments_before > 1
+    assert len(es_client.cat.segments(index=index_name, format="json")) == 1
+    assert comparable(after) == comparable(before)
+
+
 def load_example(name: str) -> Any:
     """A module of ``examples/`` by file name."""
     path = Path(__file__).resolve().parents[1] / "examples" / name

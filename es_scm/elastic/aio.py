@@ -39,6 +39,7 @@ from es_scm.elastic.results import SearchResult
 from es_scm.elastic.schema import check_model_plan
 from es_scm.elastic.searcher import Filter, Mode, SearcherBase
 from es_scm.extras import require
+from es_scm.validation import POSITIVE_INT, check
 
 if TYPE_CHECKING:  # pragma: no cover
     from elasticsearch import AsyncElasticsearch
@@ -177,6 +178,14 @@ class AsyncSCMIndex:
 
     async def count(self) -> int:
         return int((await self.client.count(index=self.name))["count"])
+
+    async def optimize(self, max_num_segments: int = 1) -> None:
+        """Force-merge the index: :meth:`SCMIndex.optimize`, awaited."""
+        max_num_segments = check(max_num_segments, "max_num_segments", POSITIVE_INT)
+        await self.client.options(request_timeout=3600).indices.forcemerge(
+            index=self.name, max_num_segments=max_num_segments, wait_for_completion=True
+        )
+        await self.client.indices.refresh(index=self.name)
 
     async def index_documents(
         self,
