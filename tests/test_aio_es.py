@@ -262,6 +262,32 @@ def test_async_optimize_merges_to_one_segment_and_keeps_the_results(
     assert comparable(after) == comparable(before)
 
 
+def test_async_delete_documents_reports_what_the_sync_one_does(
+    es_url, es_client, model, documents, index_name
+):
+    ids = [documents[0]["id"], documents[1]["id"], "not-there", documents[0]["id"], ""]
+
+    async def work(client):
+        index = AsyncSCMIndex(client, index_name, model)
+        await index.index_documents(documents[:10])
+        report = await index.delete_documents(ids)
+        return report, await index.count()
+
+    report, count = run(es_url, work)
+    # two deleted, one missing, one repeated, one invalid; what is left is searchable at once
+    assert (report.deleted, report.not_found, report.duplicates, report.failed) == (2, 1, 1, 1)
+    assert report.not_found_ids == ["not-there"]
+    assert count == 8
+    sync = SCMIndex(es_client, index_name, model).delete_documents(ids)
+    assert (sync.deleted, sync.not_found, sync.duplicates, sync.failed) == (0, 3, 1, 1)
+
+    async def missing(client):
+        await AsyncSCMIndex(client, index_name + "-missing", model).delete_documents(["a"])
+
+    with pytest.raises(IndexNotFoundError):
+        run(es_url, missing)
+
+
 def load_example(name: str) -> Any:
     """A module of ``examples/`` by file name."""
     path = Path(__file__).resolve().parents[1] / "examples" / name

@@ -21,8 +21,11 @@ Examples
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import time
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
+
+from elasticsearch import helpers
 
 from es_scm.elastic.aio_ingest import AsyncDocumentIngester, Documents
 from es_scm.elastic.calls import run_async
@@ -34,12 +37,13 @@ from es_scm.elastic.index import (
     validate_index_name,
 )
 from es_scm.elastic.ingest import IngestError, IngestReport
+from es_scm.elastic.lifecycle import DeleteReport, account_deletion, delete_bulk_arguments
 from es_scm.elastic.query import ExpandedQuery, QueryType, expand_query
 from es_scm.elastic.results import SearchResult
 from es_scm.elastic.schema import check_model_plan
 from es_scm.elastic.searcher import Filter, Mode, SearcherBase
 from es_scm.extras import require
-from es_scm.validation import POSITIVE_INT, check
+from es_scm.validation import POSITIVE_INT, Boolean, check
 
 if TYPE_CHECKING:  # pragma: no cover
     from elasticsearch import AsyncElasticsearch
@@ -178,6 +182,33 @@ class AsyncSCMIndex:
 
     async def count(self) -> int:
         return int((await self.client.count(index=self.name))["count"])
+
+    async def delete_documents(
+        self,
+        ids: Iterable[str | int],
+        *,
+        batch_size: int = 1000,
+        max_retries: int = 5,
+        initial_backoff: float = 1.0,
+        refresh: bool = True,
+    ) -> DeleteReport:
+        """Delete documents by id: :meth:`SCMIndex.delete_documents`, awaited (the client's
+        ``async_streaming_bulk``, with the same retries and report)."""
+        refresh = check(refresh, "refresh", Boolean())
+        if not self.searcher._checked:
+            await self.check()  # a missing index or another model's: an error, not "not found"
+        report = DeleteReport()
+        started = time.perf_counter()
+        arguments = delete_bulk_arguments(
+            self.client, self.name, ids, report, batch_size, max_retries
+        )
+        arguments["initial_backoff"] = initial_backoff
+        async for ok, item in helpers.async_streaming_bulk(**arguments):
+            account_deletion(report, ok, item)
+        if refresh and report.deleted:
+            await self.client.indices.refresh(index=self.name)
+        report.seconds = time.perf_counter() - started
+        return report
 
     async def optimize(self, max_num_segments: int = 1) -> None:
         """Force-merge the index: :meth:`SCMIndex.optimize`, awaited."""

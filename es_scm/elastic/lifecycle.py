@@ -21,7 +21,7 @@ from elasticsearch import Elasticsearch, helpers
 from es_scm.elastic.ingest import MAX_ID_BYTES, RETRYABLE_STATUSES, SHOWN
 from es_scm.validation import NON_NEGATIVE_INT, POSITIVE_INT, Boolean, check
 
-__all__ = ["DeleteReport", "delete_documents"]
+__all__ = ["DeleteReport", "account_deletion", "delete_bulk_arguments", "delete_documents"]
 
 
 @dataclass
@@ -94,39 +94,55 @@ def delete_documents(
         When the cluster cannot be reached; what was deleted stays deleted, and rerunning the
         same deletion completes it (ids already gone are reported as not found).
     """
-    batch_size = check(batch_size, "batch_size", POSITIVE_INT)
-    max_retries = check(max_retries, "max_retries", NON_NEGATIVE_INT)
     refresh = check(refresh, "refresh", Boolean())
     report = DeleteReport()
     started = time.perf_counter()
-    actions = (
-        {"_op_type": "delete", "_index": index, "_id": doc_id} for doc_id in _valid_ids(ids, report)
-    )
-    client = client.options(max_retries=0, retry_on_status=())
-    for ok, item in helpers.streaming_bulk(
-        client,
-        actions,
-        chunk_size=batch_size,
-        raise_on_error=False,
-        raise_on_exception=True,
-        max_retries=max_retries,
-        initial_backoff=initial_backoff,
-        retry_on_status=RETRYABLE_STATUSES,
-    ):
-        result = next(iter(item.values()))
-        doc_id = str(result.get("_id"))
-        if ok and result.get("result") == "deleted":
-            report.deleted += 1
-        elif result.get("result") == "not_found" and "error" not in result:
-            report.not_found += 1
-            if len(report.not_found_ids) < SHOWN:
-                report.not_found_ids.append(doc_id)
-        else:
-            _fail(report, doc_id, _reason(result))
+    arguments = delete_bulk_arguments(client, index, ids, report, batch_size, max_retries)
+    arguments["initial_backoff"] = initial_backoff
+    for ok, item in helpers.streaming_bulk(**arguments):
+        account_deletion(report, ok, item)
     if refresh and report.deleted:
         client.indices.refresh(index=index)
     report.seconds = time.perf_counter() - started
     return report
+
+
+def delete_bulk_arguments(
+    client: Any,
+    index: str,
+    ids: Iterable[str | int],
+    report: DeleteReport,
+    batch_size: int,
+    max_retries: int,
+) -> dict[str, Any]:
+    """The arguments of ``streaming_bulk`` (or its async twin) that delete ``ids``; invalid ids
+    fail in ``report`` as they are read."""
+    actions = (
+        {"_op_type": "delete", "_index": index, "_id": doc_id} for doc_id in _valid_ids(ids, report)
+    )
+    return {
+        "client": client.options(max_retries=0, retry_on_status=()),
+        "actions": actions,
+        "chunk_size": check(batch_size, "batch_size", POSITIVE_INT),
+        "raise_on_error": False,
+        "raise_on_exception": True,
+        "max_retries": check(max_retries, "max_retries", NON_NEGATIVE_INT),
+        "retry_on_status": RETRYABLE_STATUSES,
+    }
+
+
+def account_deletion(report: DeleteReport, ok: bool, item: Mapping[str, Any]) -> None:
+    """Count one result of a bulk deletion in ``report``."""
+    result = next(iter(item.values()))
+    doc_id = str(result.get("_id"))
+    if ok and result.get("result") == "deleted":
+        report.deleted += 1
+    elif result.get("result") == "not_found" and "error" not in result:
+        report.not_found += 1
+        if len(report.not_found_ids) < SHOWN:
+            report.not_found_ids.append(doc_id)
+    else:
+        _fail(report, doc_id, _reason(result))
 
 
 def _valid_ids(ids: Iterable[str | int], report: DeleteReport) -> Iterator[str]:
