@@ -14,7 +14,9 @@ size), with es-scm's default settings:
 * **index size**: bytes per document of es-scm's index and of a text-only index;
 * **search latency** (k = 10, p50/p95, client-side wall time, methods interleaved query by
   query): BM25 (``match``), ``native``, ``exact``, ``hybrid``, and the in-memory brute force
-  (``BruteForceSearch``); ``exact`` is compared with the brute force on every query.
+  (``BruteForceSearch``); ``exact`` is compared with the brute force on every query. With
+  ``--optimize``, again after ``optimize()`` (one segment); ``--max-clauses`` also times
+  ``exact`` with pruned expansions.
 
 Usage::
 
@@ -297,6 +299,15 @@ def measure(size: int, all_docs: list[dict], queries: list[str], args, client) -
         model = SoftCosineModel.load(model_dir)
         row.update(search_latency(client, model, docs, queries, args.repeats, args.max_clauses))
         print(f"{len(docs)}: latency {json.dumps(row['latency'])}", flush=True)
+        if args.optimize:
+            from es_scm.elastic import SCMIndex
+
+            started = time.perf_counter()
+            SCMIndex(client, INDEX, model).optimize()
+            row["optimize_s"] = time.perf_counter() - started
+            row["optimized"] = search_latency(client, model, docs, queries, args.repeats, [])
+            latency = row["optimized"]["latency"]
+            print(f"{len(docs)}: after optimize() {json.dumps(latency)}", flush=True)
     return row
 
 
@@ -341,6 +352,9 @@ def main() -> None:
         help="also time exact mode keeping at most this many expansion terms (a lever)",
     )
     parser.add_argument("--es-url", default=os.environ.get("ES_URL", "http://127.0.0.1:9200"))
+    parser.add_argument(
+        "--optimize", action="store_true", help="also time the searches after optimize()"
+    )
     parser.add_argument("--json", default=str(REPO / "results" / "bench_scale.json"))
     parser.add_argument("--plot", default=str(REPO / "docs" / "bench_scale.png"))
     args = parser.parse_args()
