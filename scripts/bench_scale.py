@@ -274,6 +274,8 @@ def measure(size: int, all_docs: list[dict], queries: list[str], args, client) -
         model_dir = str(Path(scratch) / "model")
         row["model_build"] = run_worker("build", str(corpus), model_dir, str(args.min_df))
         print(f"{len(docs)}: model {row['model_build']}", flush=True)
+        if args.build_only:
+            return row
         runs = {"es_scm": [], "raw": []}
         for _ in range(args.ingest_repeats):
             for kind in ("raw", "es_scm"):
@@ -355,6 +357,7 @@ def main() -> None:
     parser.add_argument(
         "--optimize", action="store_true", help="also time the searches after optimize()"
     )
+    parser.add_argument("--build-only", action="store_true", help="time the model build only")
     parser.add_argument("--json", default=str(REPO / "results" / "bench_scale.json"))
     parser.add_argument("--plot", default=str(REPO / "docs" / "bench_scale.png"))
     args = parser.parse_args()
@@ -373,6 +376,8 @@ def main() -> None:
     summary = {"rows": rows, "machine": machine(client), "date": dt.date.today().isoformat()}
     Path(args.json).parent.mkdir(parents=True, exist_ok=True)
     Path(args.json).write_text(json.dumps(summary, indent=2) + "\n")
+    if args.build_only:
+        return
     plot(rows, Path(args.plot))
     for row in rows:
         latency = row["latency"]

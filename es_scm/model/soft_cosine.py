@@ -198,10 +198,10 @@ class SoftCosineModel:
             (0, 1) gives ``λ·S_levenshtein + (1 − λ)·S_embeddings`` off the unit diagonal.
         **similarity_options
             How S is built, with the defaults of :data:`es_scm.defaults.SIMILARITY_DEFAULTS`:
-            ``nonzero_limit`` (100), ``threshold`` (0.0), ``exponent`` (2.0), ``symmetric``
-            (True), ``dominant`` (False), ``neighbors`` (``"terms"``; ``"vocabulary"``, or
-            ``"gensim"`` for gensim's matrix bit for bit), ``column_order`` (``"rarest"``: fill
-            the rarest term's column first; ``"id"``), and any other keyword of
+            ``nonzero_limit``, ``threshold``, ``exponent``, ``symmetric``, ``dominant``,
+            ``neighbors`` (``"terms"``; ``"vocabulary"``, or ``"gensim"`` for gensim's matrix
+            bit for bit), ``column_order`` (``"rarest"``: fill the rarest term's column first;
+            ``"id"``), and any other keyword of
             :meth:`TermSimilarityMatrix.from_embeddings` (``dtype``, ``batch_size``).
 
         Returns

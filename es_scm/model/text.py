@@ -24,6 +24,7 @@ import warnings
 from collections.abc import Callable, Iterable
 from functools import lru_cache
 from importlib import resources
+from itertools import filterfalse
 from typing import Any
 
 from es_scm.validation import POSITIVE_INT, Boolean, Options, OrNone, check
@@ -273,6 +274,8 @@ class Tokenizer:
         list of str
         """
         min_length, stop_words = max(self.min_length, 1), self._stop_words
+        if min_length == 1 and self.tokenizer is None:  # regex tokens are never empty
+            return list(filterfalse(stop_words.__contains__, self.split(text)))
         return [t for t in self.split(text) if len(t) >= min_length and t not in stop_words]
 
     __call__ = tokenize

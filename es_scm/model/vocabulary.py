@@ -129,9 +129,11 @@ class Vocabulary:
         term_counts: Counter[str] = Counter()
         num_documents = 0
         for document in documents:
-            counts = Counter(_check_document(document))
-            document_counts.update(counts.keys())
-            term_counts.update(counts)
+            tokens = _check_document(document)
+            # Counter.update counts an iterable in C, but walks a mapping in Python: feed it
+            # the tokens and their set, never a per-document Counter.
+            term_counts.update(tokens)
+            document_counts.update(set(tokens))
             num_documents += 1
         kept = self._prune(document_counts, num_documents)
         self._set_state(
