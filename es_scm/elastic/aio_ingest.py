@@ -30,6 +30,7 @@ from typing import Any
 from elasticsearch import helpers
 
 from es_scm.documents import Document
+from es_scm.elastic.calls import drive_async
 from es_scm.elastic.ingest import (
     BulkRequest,
     DocumentIngester,
@@ -105,20 +106,9 @@ class AsyncDocumentIngester(DocumentIngester):
 
     async def _send_async(self, actions: list[dict]) -> _Outcome:
         """Bulk ``actions``: the sending plan, run with the asyncio client."""
-        plan = self._send_plan(actions)
-        try:
-            step = next(plan)
-            while True:
-                try:
-                    response = await self._step(step)
-                except Exception as error:
-                    step = plan.throw(error)
-                else:
-                    step = plan.send(response)
-        except StopIteration as done:
-            return done.value
+        return await drive_async(self._send_plan(actions), self._step_async)
 
-    async def _step(self, step: BulkRequest | Wait) -> _Outcome | None:
+    async def _step_async(self, step: BulkRequest | Wait) -> _Outcome | None:
         """Carry out one step of the sending plan."""
         if isinstance(step, Wait):
             await asyncio.sleep(step.seconds)

@@ -10,14 +10,23 @@ plan on :class:`elasticsearch.Elasticsearch`, :func:`run_async` on
 from __future__ import annotations
 
 import operator
-from collections.abc import Generator
+from collections.abc import Awaitable, Callable, Generator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
     from elasticsearch import AsyncElasticsearch, Elasticsearch
 
-__all__ = ["WHOLE_SOURCE", "Call", "Plan", "run_async", "run_sync", "search_call"]
+__all__ = [
+    "WHOLE_SOURCE",
+    "Call",
+    "Plan",
+    "drive",
+    "drive_async",
+    "run_async",
+    "run_sync",
+    "search_call",
+]
 
 # Hits come with their whole _source (text, scm.vector, metadata): filtering it would make
 # Elasticsearch parse and rewrite every hit's source, which costs more than sending it whole.
@@ -48,31 +57,44 @@ def _bound(client: Any, call: Call) -> Any:
     return operator.attrgetter(call.method)(target)
 
 
-def run_sync(plan: Plan, client: Elasticsearch) -> Any:
-    """Run ``plan`` on a synchronous client; return its result."""
+def drive(plan: Generator[Any, Any, Any], execute: Callable[[Any], Any]) -> Any:
+    """Run any plan: ``execute`` each step it yields and send back the result, or throw the
+    error into it (the plan may handle it; else it propagates); return the plan's value."""
     try:
-        call = next(plan)
+        step = next(plan)
         while True:
             try:
-                response = _bound(client, call)(**call.kwargs)
-            except Exception as error:  # the plan may handle it; else it propagates
-                call = plan.throw(error)
+                response = execute(step)
+            except Exception as error:
+                step = plan.throw(error)
             else:
-                call = plan.send(response)
+                step = plan.send(response)
     except StopIteration as done:
         return done.value
+
+
+async def drive_async(
+    plan: Generator[Any, Any, Any], execute: Callable[[Any], Awaitable[Any]]
+) -> Any:
+    """:func:`drive` with a coroutine ``execute``."""
+    try:
+        step = next(plan)
+        while True:
+            try:
+                response = await execute(step)
+            except Exception as error:
+                step = plan.throw(error)
+            else:
+                step = plan.send(response)
+    except StopIteration as done:
+        return done.value
+
+
+def run_sync(plan: Plan, client: Elasticsearch) -> Any:
+    """Run ``plan`` on a synchronous client; return its result."""
+    return drive(plan, lambda call: _bound(client, call)(**call.kwargs))
 
 
 async def run_async(plan: Plan, client: AsyncElasticsearch) -> Any:
     """Run ``plan`` on an asyncio client; return its result."""
-    try:
-        call = next(plan)
-        while True:
-            try:
-                response = await _bound(client, call)(**call.kwargs)
-            except Exception as error:  # the plan may handle it; else it propagates
-                call = plan.throw(error)
-            else:
-                call = plan.send(response)
-    except StopIteration as done:
-        return done.value
+    return await drive_async(plan, lambda call: _bound(client, call)(**call.kwargs))

@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING, Any
 from elasticsearch import ApiError, Elasticsearch, SerializationError, TransportError, helpers
 
 from es_scm.documents import Document, as_document
+from es_scm.elastic.calls import drive
 from es_scm.elastic.connection import error_reason
 from es_scm.elastic.ingest_report import IngestError, IngestInterrupted, IngestReport
 from es_scm.elastic.schema import encode_documents, feature_keys
@@ -274,23 +275,15 @@ class DocumentIngester:
 
     def _send(self, actions: list[dict]) -> _Outcome:
         """Bulk ``actions`` (on a sender thread): the sending plan with the sync client."""
-        plan = self._send_plan(actions)
-        try:
-            step = next(plan)
-            while True:
-                try:
-                    if isinstance(step, Wait):
-                        if self._stop.wait(step.seconds):
-                            raise _Stop("stopped")
-                        response = None
-                    else:
-                        response = _outcome(helpers.streaming_bulk(**self.bulk_arguments(step)))
-                except Exception as error:
-                    step = plan.throw(error)
-                else:
-                    step = plan.send(response)
-        except StopIteration as done:
-            return done.value
+        return drive(self._send_plan(actions), self._step)
+
+    def _step(self, step: BulkRequest | Wait) -> _Outcome | None:
+        """Carry out one step of the sending plan."""
+        if isinstance(step, Wait):
+            if self._stop.wait(step.seconds):
+                raise _Stop("stopped")
+            return None
+        return _outcome(helpers.streaming_bulk(**self.bulk_arguments(step)))
 
     def bulk_arguments(self, request: BulkRequest) -> dict[str, Any]:
         """The keyword arguments of ``streaming_bulk`` (or its async twin) for a request."""
