@@ -34,6 +34,7 @@ from es_scm.elastic.index import (
     check_target_name,
     create_plan,
     finish_plan,
+    optimize_plan,
     validate_index_name,
 )
 from es_scm.elastic.ingest import IngestError, IngestReport
@@ -43,7 +44,7 @@ from es_scm.elastic.results import SearchResult
 from es_scm.elastic.schema import check_model_plan
 from es_scm.elastic.searcher import Filter, Mode, SearcherBase
 from es_scm.extras import require
-from es_scm.validation import POSITIVE_INT, Boolean, check
+from es_scm.validation import Boolean, check
 
 if TYPE_CHECKING:  # pragma: no cover
     from elasticsearch import AsyncElasticsearch
@@ -212,11 +213,7 @@ class AsyncSCMIndex:
 
     async def optimize(self, max_num_segments: int = 1) -> None:
         """Force-merge the index: :meth:`SCMIndex.optimize`, awaited."""
-        max_num_segments = check(max_num_segments, "max_num_segments", POSITIVE_INT)
-        await self.client.options(request_timeout=3600).indices.forcemerge(
-            index=self.name, max_num_segments=max_num_segments, wait_for_completion=True
-        )
-        await self.client.indices.refresh(index=self.name)
+        await run_async(optimize_plan(self.name, max_num_segments), self.client)
 
     async def index_documents(
         self,

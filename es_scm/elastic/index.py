@@ -196,11 +196,7 @@ class SCMIndex:
         for a corpus that no longer changes; merging a large index takes a while and needs
         temporary disk space.
         """
-        max_num_segments = check(max_num_segments, "max_num_segments", POSITIVE_INT)
-        self.client.options(request_timeout=3600).indices.forcemerge(
-            index=self.name, max_num_segments=max_num_segments, wait_for_completion=True
-        )
-        self.client.indices.refresh(index=self.name)
+        run_sync(optimize_plan(self.name, max_num_segments), self.client)
 
     def index_documents(
         self,
@@ -336,6 +332,14 @@ def create_plan(name: str, model: SoftCosineModel, options: Mapping[str, Any]) -
         yield from check_model_plan(name, model)
         return False
     return True
+
+
+def optimize_plan(name: str, max_num_segments: int) -> Plan:
+    """Force-merge ``name`` into ``max_num_segments`` segments, waiting, then refresh."""
+    max_num_segments = check(max_num_segments, "max_num_segments", POSITIVE_INT)
+    merge = {"index": name, "max_num_segments": max_num_segments, "wait_for_completion": True}
+    yield Call("indices.forcemerge", merge, {"request_timeout": 3600})
+    yield Call("indices.refresh", {"index": name})
 
 
 def finish_plan(name: str, report: IngestReport, refresh: bool) -> Plan:
