@@ -16,7 +16,8 @@ size), with es-scm's default settings:
   query): BM25 (``match``), ``native``, ``exact``, ``hybrid``, and the in-memory brute force
   (``BruteForceSearch``); ``exact`` is compared with the brute force on every query. With
   ``--optimize``, again after ``optimize()`` (one segment); ``--max-clauses`` also times
-  ``exact`` with pruned expansions.
+  ``exact`` with pruned expansions. ``--expansion documents`` measures all of it on indices with
+  document-side expansion (Sy' stored, the query's own terms sent).
 
 Usage::
 
@@ -92,7 +93,7 @@ def build_worker(corpus: str, model_dir: str, min_df: int) -> None:
     )
 
 
-def ingest_worker(corpus: str, model_dir: str, es_url: str, kind: str) -> None:
+def ingest_worker(corpus: str, model_dir: str, es_url: str, kind: str, expansion: str) -> None:
     """``kind`` = ``es_scm`` (index_documents) or ``raw`` (streaming_bulk of ready sources)."""
     from elasticsearch import helpers
 
@@ -112,7 +113,7 @@ def ingest_worker(corpus: str, model_dir: str, es_url: str, kind: str) -> None:
     if kind == "es_scm":
         index = SCMIndex(client, INDEX, model)
         index.delete()
-        index.create()
+        index.create(expansion=expansion)
         started = time.perf_counter()
         report = index.index_documents(stream(), refresh=False)
         seconds = time.perf_counter() - started
@@ -120,7 +121,7 @@ def ingest_worker(corpus: str, model_dir: str, es_url: str, kind: str) -> None:
     else:
         index = SCMIndex(client, RAW_INDEX, model)
         index.delete()
-        index.create()
+        index.create(expansion=expansion)
         keys = feature_keys(len(model.terms))
         actions = []  # precomputed before the clock starts, as a raw bulk would be
         batch: list[dict] = []
@@ -129,10 +130,12 @@ def ingest_worker(corpus: str, model_dir: str, es_url: str, kind: str) -> None:
                 batch.append(document)
             if len(batch) == 500 or (document is None and batch):
                 texts = [d["text"] for d in batch]
-                normalized = model.similarity_matrix.normalize(model.vectorize_many(texts))
+                matrix = model.similarity_matrix
+                normalized = matrix.normalize(model.vectorize_many(texts))
+                expanded = matrix.expand_documents(normalized) if expansion == "documents" else None
                 for d, source in zip(
                     batch,
-                    encode_documents(texts, normalized, [None] * len(batch), keys),
+                    encode_documents(texts, normalized, [None] * len(batch), keys, expanded),
                     strict=True,
                 ):
                     actions.append({"_index": RAW_INDEX, "_id": d["id"], "_source": source})
@@ -279,7 +282,9 @@ def measure(size: int, all_docs: list[dict], queries: list[str], args, client) -
         runs = {"es_scm": [], "raw": []}
         for _ in range(args.ingest_repeats):
             for kind in ("raw", "es_scm"):
-                runs[kind].append(run_worker("ingest", str(corpus), model_dir, args.es_url, kind))
+                runs[kind].append(
+                    run_worker("ingest", str(corpus), model_dir, args.es_url, kind, args.expansion)
+                )
         row["ingest"] = {
             kind: {
                 "docs_per_s": len(docs) / statistics.median(r["seconds"] for r in values),
@@ -308,6 +313,7 @@ def measure(size: int, all_docs: list[dict], queries: list[str], args, client) -
             SCMIndex(client, INDEX, model).optimize()
             row["optimize_s"] = time.perf_counter() - started
             row["optimized"] = search_latency(client, model, docs, queries, args.repeats, [])
+            row["optimized"]["bytes_per_document"] = index_bytes(client, INDEX) / len(docs)
             latency = row["optimized"]["latency"]
             print(f"{len(docs)}: after optimize() {json.dumps(latency)}", flush=True)
     return row
@@ -358,6 +364,12 @@ def main() -> None:
         "--optimize", action="store_true", help="also time the searches after optimize()"
     )
     parser.add_argument("--build-only", action="store_true", help="time the model build only")
+    parser.add_argument(
+        "--expansion",
+        choices=("query", "documents"),
+        default="query",
+        help="the indices' side of S (SCMIndex.create's expansion)",
+    )
     parser.add_argument("--json", default=str(REPO / "results" / "bench_scale.json"))
     parser.add_argument("--plot", default=str(REPO / "docs" / "bench_scale.png"))
     args = parser.parse_args()
@@ -374,6 +386,7 @@ def main() -> None:
     ]
     client.options(ignore_status=404).indices.delete(index=INDEX)
     summary = {"rows": rows, "machine": machine(client), "date": dt.date.today().isoformat()}
+    summary["expansion"] = args.expansion
     Path(args.json).parent.mkdir(parents=True, exist_ok=True)
     Path(args.json).write_text(json.dumps(summary, indent=2) + "\n")
     if args.build_only:

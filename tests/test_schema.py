@@ -69,10 +69,12 @@ def test_explicit_metadata_and_analyzer_options(model):
     assert mapping_options(mapping) == {
         "text_analyzer": "simple",
         "metadata_mapping": {"published": {"type": "date"}},
+        "expansion": "query",
     }
-    assert mapping_options(index_mapping(model)) == {
+    assert mapping_options(index_mapping(model, expansion="documents")) == {
         "text_analyzer": None,
         "metadata_mapping": None,
+        "expansion": "documents",
     }
 
 
@@ -92,7 +94,11 @@ def test_bad_schema_options_are_refused_before_any_request(model, options, messa
 
 def test_a_previous_default_metadata_mapping_reads_as_the_new_default():
     old = {"properties": {"text": {"type": "text"}, "metadata": {"type": "object"}}}
-    assert mapping_options(old) == {"text_analyzer": None, "metadata_mapping": None}
+    assert mapping_options(old) == {
+        "text_analyzer": None,
+        "metadata_mapping": None,
+        "expansion": "query",  # an index older than the option expands queries
+    }
     empty = {"properties": {"metadata": {"dynamic": "false"}}}  # no properties: an empty object
     assert mapping_options(empty)["metadata_mapping"] == {}
     assert metadata_field_mapping({})["dynamic"] is False
@@ -223,6 +229,7 @@ def test_the_command_line_takes_a_metadata_mapping_file(
     assert mapping_options(mapping) == {
         "text_analyzer": "simple",
         "metadata_mapping": {"published": {"type": "date"}},
+        "expansion": "query",
     }
     # rerunning into the existing index: the options cannot change its mapping, and it says so
     code, _, err = run(

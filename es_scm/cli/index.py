@@ -66,6 +66,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "does not fit fails with the reason; other fields are stored unindexed. Default "
         "(flattened): every field a keyword, no document ever rejected for a type",
     )
+    schema.add_argument(
+        "--expansion",
+        choices=("query", "documents"),
+        help="where S is applied (default: query; with --alias, the current index's). "
+        "documents: each document is stored with Sy' too and a search sends only its own "
+        "terms: faster searches, a several times larger and slower-to-build index, the same "
+        "scores (docs/BENCHMARKS.md)",
+    )
     swap = parser.add_argument_group("swapping an alias (with --alias)")
     swap.add_argument(
         "--keep-old",
@@ -166,11 +174,13 @@ def _run_index(
         exist_ok=True,
         text_analyzer=args.text_analyzer,
         metadata_mapping=None if metadata_mapping == FLATTENED else metadata_mapping,
+        expansion=args.expansion or "query",
     )
-    if not created and (args.text_analyzer or args.metadata_mapping):
+    if not created and (args.text_analyzer or args.metadata_mapping or args.expansion):
         print(
-            f"warning: the index {args.index!r} exists: --text-analyzer and --metadata-mapping "
-            "apply to new indices only (use --recreate, or --alias to swap without downtime)",
+            f"warning: the index {args.index!r} exists: --text-analyzer, --metadata-mapping and "
+            "--expansion apply to new indices only (use --recreate, or --alias to swap without "
+            "downtime)",
             file=sys.stderr,
         )
     progress = progress_bar(total, args.no_progress)
@@ -248,6 +258,7 @@ def _run_alias(
             keep_old=args.keep_old,
             text_analyzer=args.text_analyzer,
             metadata_mapping=metadata_mapping,
+            expansion=args.expansion,
             shards=args.shards,
             replicas=args.replicas,
             max_failures=args.max_failures,

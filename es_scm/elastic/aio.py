@@ -41,7 +41,6 @@ from es_scm.elastic.ingest import IngestError, IngestReport
 from es_scm.elastic.lifecycle import DeleteReport, account_deletion, delete_bulk_arguments
 from es_scm.elastic.query import ExpandedQuery, QueryType, expand_query
 from es_scm.elastic.results import SearchResult
-from es_scm.elastic.schema import check_model_plan
 from es_scm.elastic.searcher import Filter, Mode, SearcherBase
 from es_scm.extras import require
 from es_scm.validation import Boolean, check
@@ -80,13 +79,18 @@ class AsyncSearcher(SearcherBase):
 
     async def check(self) -> None:
         """Refuse an index built with another model (once per searcher)."""
-        if not self._checked:
-            await run_async(check_model_plan(self.index, self.model), self.client)
-            self._checked = True
+        await run_async(self._ready_plan(), self.client)
+
+    async def expansion(self) -> str:
+        """Where the index applies S: ``"query"`` or ``"documents"`` (read once from its _meta)."""
+        await self.check()
+        assert self._expansion is not None
+        return self._expansion
 
     async def expand(self, query: str) -> ExpandedQuery:
         """The query's vector, soft norm and expansion (see :mod:`es_scm.elastic.query`)."""
-        return expand_query(self.model, query, await self.max_clauses())
+        expansion = await self.expansion()
+        return expand_query(self.model, query, await self.max_clauses(), expansion)
 
     async def search(
         self,
@@ -163,18 +167,19 @@ class AsyncSCMIndex:
         exist_ok: bool = False,
         text_analyzer: str | None = None,
         metadata_mapping: Mapping[str, Any] | None = None,
+        expansion: str = "query",
     ) -> bool:
         """Create the index: :meth:`SCMIndex.create`, awaited (same options and errors)."""
         options = {"shards": shards, "replicas": replicas, "exist_ok": exist_ok}
-        options.update(text_analyzer=text_analyzer, metadata_mapping=metadata_mapping)
-        created = await run_async(create_plan(self.name, self.model, options), self.client)
-        self.searcher._checked = True
-        return created
+        options.update(
+            text_analyzer=text_analyzer, metadata_mapping=metadata_mapping, expansion=expansion
+        )
+        return await run_async(create_plan(self.name, self.model, options), self.client)
 
     async def delete(self) -> bool:
         """Delete the index; return False if it did not exist."""
         response = await self.client.options(ignore_status=404).indices.delete(index=self.name)
-        self.searcher._checked = False
+        self.searcher._forget_index()
         return response.meta.status != 404
 
     async def check(self) -> None:
@@ -242,6 +247,8 @@ class AsyncSCMIndex:
         the cancellation propagate.
         """
         validate_index_name(self.name)
+        if create:
+            await self.create(exist_ok=True)
         ingester = AsyncDocumentIngester(
             self.client,  # type: ignore[arg-type]
             self.name,
@@ -251,11 +258,8 @@ class AsyncSCMIndex:
             initial_backoff=initial_backoff,
             concurrency=concurrency,
             retry_budget=retry_budget,
+            expansion=await self.searcher.expansion(),  # checks the index
         )
-        if create:
-            await self.create(exist_ok=True)
-        else:
-            await self.check()
         try:
             report = await ingester.run(documents, progress=progress)
         except IngestError as stopped:

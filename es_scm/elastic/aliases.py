@@ -126,6 +126,7 @@ def reindex_into_alias(
     keep_old: bool = False,
     text_analyzer: str | None = None,
     metadata_mapping: Mapping[str, Any] | str | None = None,
+    expansion: str | None = None,
     shards: int = 1,
     replicas: int = 0,
     max_failures: int = 0,
@@ -152,6 +153,8 @@ def reindex_into_alias(
         As :meth:`SCMIndex.create`; None (default) takes them from the index the alias points at
         now (es-scm's defaults for a new alias). ``metadata_mapping=FLATTENED`` asks for the
         default ``flattened`` metadata whatever the current index has.
+    expansion : {"query", "documents"}, optional
+        As :meth:`SCMIndex.create`; None (default) keeps the current index's.
     shards, replicas : int
         Of the new index.
     max_failures : int
@@ -197,6 +200,8 @@ def reindex_into_alias(
     inherited = _inherited_options(current)
     if text_analyzer is None:
         text_analyzer = inherited["text_analyzer"]
+    if expansion is None:
+        expansion = inherited["expansion"]
     if metadata_mapping is None:
         metadata_mapping = inherited["metadata_mapping"]
     elif metadata_mapping == FLATTENED:
@@ -210,6 +215,7 @@ def reindex_into_alias(
         replicas=replicas,
         text_analyzer=text_analyzer,
         metadata_mapping=metadata_mapping,  # type: ignore[arg-type]
+        expansion=expansion,
     )
     logger.info("%s: indexing into the new index %s", alias, name)
     try:
@@ -241,7 +247,7 @@ def _inherited_options(current: Mapping[str, Any]) -> dict[str, Any]:
     for mappings in current.values():
         if mappings.get("_meta", {}).get("es_scm"):
             return mapping_options(mappings)
-    return {"text_analyzer": None, "metadata_mapping": None}
+    return {"text_analyzer": None, "metadata_mapping": None, "expansion": "query"}
 
 
 def _move(client: Elasticsearch, alias: str, name: str, previous: list[str], concrete: bool):

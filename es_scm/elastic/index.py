@@ -115,7 +115,6 @@ class SCMIndex:
         self.model = model
         self._search_options = {"max_clauses": max_clauses, "query_type": query_type}
         self._searcher: Searcher | None = None
-        self._checked = False
         # fail now on bad search options, not at the first search
         Searcher(client, name, model, **self._search_options)
 
@@ -124,7 +123,6 @@ class SCMIndex:
         """The :class:`~es_scm.elastic.searcher.Searcher` of this index, made on first use."""
         if self._searcher is None:
             self._searcher = Searcher(self.client, self.name, self.model, **self._search_options)
-            self._searcher._checked = self._checked
         return self._searcher
 
     def exists(self) -> bool:
@@ -138,6 +136,7 @@ class SCMIndex:
         exist_ok: bool = False,
         text_analyzer: str | None = None,
         metadata_mapping: Mapping[str, Any] | None = None,
+        expansion: str = "query",
     ) -> bool:
         """Create the index with es-scm's mapping; return False if it existed (and matches).
 
@@ -158,6 +157,13 @@ class SCMIndex:
             are kept in ``_source`` unindexed. Default: every field a keyword (``flattened``),
             which never rejects a document for a type (see
             :func:`~es_scm.elastic.schema.metadata_field_mapping`).
+        expansion : {"query", "documents"}
+            Where S is applied. ``"query"`` (default): each search sends the O(mC) terms of the
+            expanded query x' = SᵀWx. ``"documents"``: each document is stored with Sy' too and
+            a search sends its m own terms, which is faster to search but makes the index and
+            its ingestion several times larger and slower (``docs/BENCHMARKS.md``), and ties
+            the index to S (a new S means reindexing). Scores and ``exact`` results are the
+            same either way (:mod:`es_scm.elastic.query`).
 
         Raises
         ------
@@ -166,22 +172,21 @@ class SCMIndex:
             (one line that names it); an existing index without ``exist_ok``.
         """
         options = {"shards": shards, "replicas": replicas, "exist_ok": exist_ok}
-        options.update(text_analyzer=text_analyzer, metadata_mapping=metadata_mapping)
-        created = run_sync(create_plan(self.name, self.model, options), self.client)
-        self._checked = True
-        return created
+        options.update(
+            text_analyzer=text_analyzer, metadata_mapping=metadata_mapping, expansion=expansion
+        )
+        return run_sync(create_plan(self.name, self.model, options), self.client)
 
     def delete(self) -> bool:
         """Delete the index; return False if it did not exist."""
         response = self.client.options(ignore_status=404).indices.delete(index=self.name)
-        self._checked = False
-        self._searcher = None
+        self.searcher._forget_index()
         return response.meta.status != 404
 
     def check(self) -> dict[str, Any]:
         """Raise unless the index was built with this model; return its ``_meta.es_scm``."""
         meta = check_model(self.client, self.name, self.model)
-        self._checked = True
+        self.searcher._checked, self.searcher._expansion = True, meta["expansion"]
         return meta
 
     def count(self) -> int:
@@ -228,6 +233,8 @@ class SCMIndex:
             On Ctrl-C, at once (``error.report``: what was done).
         """
         validate_index_name(self.name)
+        if create:
+            self.create(exist_ok=True)
         ingester = DocumentIngester(
             self.client,
             self.name,
@@ -237,11 +244,8 @@ class SCMIndex:
             initial_backoff=initial_backoff,
             concurrency=concurrency,
             retry_budget=retry_budget,
+            expansion=self.searcher.expansion,  # checks the index
         )
-        if create:
-            self.create(exist_ok=True)
-        elif not self._checked:
-            self.check()
         try:
             report = ingester.run(documents, progress=progress)
         except IngestError as stopped:
@@ -279,8 +283,7 @@ class SCMIndex:
         ModelMismatchError
             If the index is not an es-scm index of this model.
         """
-        if not self._checked:
-            self.check()
+        self.searcher.check()
         return delete_documents(self.client, self.name, ids, batch_size=batch_size, refresh=refresh)
 
     def _finish(self, report: IngestReport, refresh: bool) -> None:
@@ -308,8 +311,11 @@ def create_plan(name: str, model: SoftCosineModel, options: Mapping[str, Any]) -
     replicas = check(options.get("replicas", 0), "replicas", NON_NEGATIVE_INT)
     exist_ok = options.get("exist_ok", False)
     text_analyzer, metadata_mapping = options.get("text_analyzer"), options.get("metadata_mapping")
+    expansion = options.get("expansion", "query")
     # checked before any request; made again below for the cluster's version
-    index_mapping(model, text_analyzer=text_analyzer, metadata_mapping=metadata_mapping)
+    index_mapping(
+        model, text_analyzer=text_analyzer, metadata_mapping=metadata_mapping, expansion=expansion
+    )
     if (yield Call("indices.exists", {"index": name})):
         if not exist_ok:
             raise ValueError(f"index {name!r} exists already (pass exist_ok=True)")
@@ -318,7 +324,11 @@ def create_plan(name: str, model: SoftCosineModel, options: Mapping[str, Any]) -
     version = check_version((yield from cluster_version_plan()))
     settings = settings_for_version(version, shards=shards, replicas=replicas)
     mappings = index_mapping(
-        model, text_analyzer=text_analyzer, metadata_mapping=metadata_mapping, version=version
+        model,
+        text_analyzer=text_analyzer,
+        metadata_mapping=metadata_mapping,
+        version=version,
+        expansion=expansion,
     )
     try:
         yield Call("indices.create", {"index": name, "settings": settings, "mappings": mappings})

@@ -46,9 +46,9 @@ from es_scm.documents import Document, as_document
 from es_scm.elastic.calls import drive
 from es_scm.elastic.connection import error_reason
 from es_scm.elastic.ingest_report import IngestError, IngestInterrupted, IngestReport
-from es_scm.elastic.schema import encode_documents, feature_keys
+from es_scm.elastic.schema import EXPANSIONS, encode_documents, feature_keys
 from es_scm.model.soft_cosine import TokenCounts
-from es_scm.validation import NON_NEGATIVE_INT, POSITIVE_INT, Interval, check
+from es_scm.validation import NON_NEGATIVE_INT, POSITIVE_INT, Interval, Options, check
 
 if TYPE_CHECKING:  # pragma: no cover
     from es_scm.model import SoftCosineModel
@@ -119,6 +119,9 @@ class DocumentIngester:
         own while Python vectorizes the next batch.
     retry_budget : float
         Seconds to wait in all for a cluster that cannot be reached before stopping (60).
+    expansion : {"query", "documents"}
+        The index's side of S (:data:`~es_scm.elastic.schema.EXPANSIONS`): with
+        ``"documents"`` each document carries Sy' too.
     """
 
     def __init__(
@@ -133,6 +136,7 @@ class DocumentIngester:
         max_backoff: float = 10.0,
         concurrency: int = 2,
         retry_budget: float = 60.0,
+        expansion: str = "query",
     ) -> None:
         self.client = client
         self.index = index
@@ -143,6 +147,7 @@ class DocumentIngester:
         self.max_backoff = check(max_backoff, "max_backoff", _SECONDS)
         self.concurrency = check(concurrency, "concurrency", POSITIVE_INT)
         self.retry_budget = check(retry_budget, "retry_budget", _SECONDS)
+        self.expansion = check(expansion, "expansion", Options(EXPANSIONS))
         self._term_keys = feature_keys(len(model.terms))
         self._stop = threading.Event()
         self._budget_lock = threading.Lock()
@@ -237,10 +242,11 @@ class DocumentIngester:
         weights = self.model.vectorize_many(texts, role="document", tokens=tokens)
         report.tokens += tokens.tokens
         report.unknown_tokens += tokens.unknown
-        normalized = self.model.similarity_matrix.normalize(weights)
-        sources = encode_documents(
-            texts, normalized, [document.metadata for document in documents], self._term_keys
-        )
+        matrix = self.model.similarity_matrix
+        normalized = matrix.normalize(weights)
+        expanded = matrix.expand_documents(normalized) if self.expansion == "documents" else None
+        metadata = [document.metadata for document in documents]
+        sources = encode_documents(texts, normalized, metadata, self._term_keys, expanded)
         actions = [
             {"_index": self.index, "_id": document.id, "_source": source}
             for document, source in zip(documents, sources, strict=True)

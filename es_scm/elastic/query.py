@@ -21,6 +21,14 @@ The bound (why ``exact`` mode is exact)
     where P = ‖x'_D‖₂ is the Euclidean norm of the expansion terms D left out of the query
     (clause-count pruning): Σ_{j∈D} x'_j y'_j ≤ ‖x'_D‖₂ ‖y'‖₂ by Cauchy–Schwarz
     (:meth:`ExpandedQuery.unseen_upper_bound`).
+
+Document-side expansion (an index made with ``expansion="documents"``)
+    The index holds Sy' too (:data:`~es_scm.elastic.schema.EXPANDED_FIELD`), and the query
+    sends only the positive entries of its own Wx on that field: s_d = Σ_j (Wx)_j · q((Sy')_j),
+    again an estimate of the same e_d = (Wx)ᵀSy' = x'ᵀy', with m clauses instead of O(mC). The
+    bound above holds as it stands, with P = ‖x_D‖₂ · ‖S‖₂ for query terms D left out, since
+    ‖Sy'‖₂ ≤ ‖S‖₂ ‖y'‖₂ ≤ ‖S‖₂
+    (:meth:`~es_scm.similarity.TermSimilarityMatrix.spectral_norm_bound`).
 """
 
 from __future__ import annotations
@@ -32,8 +40,8 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 import scipy.sparse as sp
 
-from es_scm.elastic.schema import FEATURE_VALUE_ERROR, VECTOR_FIELD
-from es_scm.validation import POSITIVE_INT, check
+from es_scm.elastic.schema import EXPANDED_FIELD, EXPANSIONS, FEATURE_VALUE_ERROR, VECTOR_FIELD
+from es_scm.validation import POSITIVE_INT, Options, check
 
 if TYPE_CHECKING:  # pragma: no cover
     from es_scm.model import SoftCosineModel
@@ -48,9 +56,10 @@ FLOAT32_UNIT_ROUNDOFF = 2.0**-24
 class ExpandedQuery:
     """A query vector x = W(q), its soft norm ‖x‖_S and its expansion x' = Sᵀx (Theorem 4.1).
 
-    The expansion's terms sent to Elasticsearch are ``clause_terms`` with the weights
-    ``clause_weights`` (largest first); ``pruned_terms`` more were left out, of Euclidean norm
-    ``pruned_mass``.
+    The terms sent to Elasticsearch (the expansion's, or the query's own for an index with
+    document-side expansion, on ``field``) are ``clause_terms`` with the weights
+    ``clause_weights`` (largest first); ``pruned_terms`` more were left out, whose contribution
+    to any document's x'ᵀy' is at most ``pruned_mass``.
     """
 
     weights: sp.csr_matrix
@@ -61,6 +70,7 @@ class ExpandedQuery:
     pruned_terms: int
     pruned_mass: float
     has_negative: bool
+    field: str = VECTOR_FIELD
 
     @property
     def clauses(self) -> list[tuple[int, float]]:
@@ -78,7 +88,7 @@ class ExpandedQuery:
     ) -> dict[str, Any]:
         """The expanded query for Elasticsearch, in one of two equivalent forms.
 
-        ``"sparse_vector"``: Elasticsearch's ``sparse_vector`` query with x' as its
+        ``"sparse_vector"``: Elasticsearch's ``sparse_vector`` query with the clauses as its
         ``query_vector`` and pruning off. ``"bool"``: a ``bool`` of ``should`` ``term`` queries on
         the ``sparse_vector`` field, each boosted by x'_j. Both are the same Lucene query (a
         disjunction of linear feature queries, so the same scores and the same bound); the first
@@ -87,12 +97,10 @@ class ExpandedQuery:
         """
         if query_type == "sparse_vector":
             vector = {str(term): boost for term, boost in self.clauses}
-            query = {
-                "sparse_vector": {"field": VECTOR_FIELD, "query_vector": vector, "prune": False}
-            }
+            query = {"sparse_vector": {"field": self.field, "query_vector": vector, "prune": False}}
         else:
             should = [
-                {"term": {VECTOR_FIELD: {"value": str(term), "boost": boost}}}
+                {"term": {self.field: {"value": str(term), "boost": boost}}}
                 for term, boost in self.clauses
             ]
             query = {"bool": {"should": should}}
@@ -123,41 +131,57 @@ class ExpandedQuery:
         return (numerator + self.pruned_mass) / self.norm
 
 
-def expand_query(model: SoftCosineModel, text: str, max_clauses: int) -> ExpandedQuery:
+def expand_query(
+    model: SoftCosineModel, text: str, max_clauses: int, expansion: str = "query"
+) -> ExpandedQuery:
     """Vectorize ``text`` as a query and expand it to x' = SᵀWx, keeping at most ``max_clauses``.
 
-    The expansion keeps the positive entries of x' with the largest weights; what it leaves out
-    is counted (``pruned_terms``) and bounded (``pruned_mass``, the Euclidean norm of their
-    weights: see the module docstring).
+    The clauses are the positive entries of x' (``expansion="query"``) or of Wx itself
+    (``"documents"``: the index holds Sy'), the largest weights first; what they leave out is
+    counted (``pruned_terms``) and bounded (``pruned_mass``: see the module docstring). The exact
+    scores read x' either way.
 
     Raises
     ------
     ValueError
-        If ``max_clauses`` is not a positive integer, or the query's xᵀSx is not positive (S is
+        If ``max_clauses`` is not a positive integer, ``expansion`` not one of
+        :data:`~es_scm.elastic.schema.EXPANSIONS`, or the query's xᵀSx is not positive (S is
         not positive semi-definite on it).
     """
     max_clauses = check(max_clauses, "max_clauses", POSITIVE_INT)
+    side = check(expansion, "expansion", Options(EXPANSIONS))
     matrix = model.similarity_matrix
     weights = model.vectorize(text, role="query")
     expanded = matrix.expand(weights)
-    expansion = np.zeros(len(model.terms), dtype=np.float64)
-    expansion[expanded.indices] = expanded.data
+    dense = _dense(expanded, len(model.terms))
     norm = float(matrix.soft_norm(weights)) if weights.nnz else 0.0
     if weights.nnz and norm <= 0.0:
         raise ValueError(
             "the query's squared soft norm xᵀSx is not positive: S is not positive "
             "semi-definite on it (negative similarities?)"
         )
-    positive = expanded.indices[expanded.data > 0.0]
-    order = positive[np.argsort(-expansion[positive], kind="stable")]
+    sent = dense if side == "query" else _dense(weights, len(model.terms))
+    terms = (expanded if side == "query" else weights).indices
+    positive = terms[sent[terms] > 0.0]
+    order = positive[np.argsort(-sent[positive], kind="stable")]
     kept, dropped = order[:max_clauses], order[max_clauses:]
+    pruned_mass = float(np.linalg.norm(sent[dropped]))
+    if side == "documents" and len(dropped):
+        pruned_mass *= matrix.spectral_norm_bound()
     return ExpandedQuery(
         weights=weights,
         norm=norm,
-        expansion=expansion,
+        expansion=dense,
         clause_terms=kept,
-        clause_weights=expansion[kept],
+        clause_weights=sent[kept],
         pruned_terms=len(dropped),
-        pruned_mass=float(np.linalg.norm(expansion[dropped])),
+        pruned_mass=pruned_mass,
         has_negative=bool((expanded.data < 0).any() or (weights.data < 0).any()),
+        field=VECTOR_FIELD if side == "query" else EXPANDED_FIELD,
     )
+
+
+def _dense(vector: sp.csr_matrix, n_terms: int) -> np.ndarray:
+    values = np.zeros(n_terms, dtype=np.float64)
+    values[vector.indices] = vector.data
+    return values

@@ -13,6 +13,11 @@ Each document ``y`` is stored as (paper §4, Theorems 4.1–4.2):
     float64 values as sent, which the exact rescoring reads back (:func:`stored_vector`): one
     copy of the vector serves both (the index keeps vectors in ``_source``, see
     :func:`index_settings`).
+``scm.expanded``
+    Only in an index made with ``expansion="documents"`` (:data:`EXPANSIONS`): a second
+    ``sparse_vector`` holding the document-side expansion Sy': the query sends its own m
+    weighted terms Wx instead of the O(mC) of x' = SᵀWx, and scores the same (Wx)ᵀSy' = x'ᵀy'.
+    It is kept out of ``_source`` (the rescorer reads y' only).
 ``scm.empty``
     True when y has no term of the vocabulary: such documents are stored and counted.
 ``metadata``
@@ -31,6 +36,7 @@ index built with another model raises :class:`ModelMismatchError`: scores would 
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
@@ -41,13 +47,15 @@ from elasticsearch import Elasticsearch
 from es_scm._version import __version__
 from es_scm.elastic.calls import Call, Plan, run_sync
 from es_scm.elastic.connection import cluster_version, version_tuple
-from es_scm.validation import MappingOf, OrNone, Text, check
+from es_scm.validation import MappingOf, Options, OrNone, Text, check
 
 if TYPE_CHECKING:  # pragma: no cover
     from es_scm.model import SoftCosineModel
 
 __all__ = [
     "ANALYZER_NAME",
+    "EXPANDED_FIELD",
+    "EXPANSIONS",
     "FEATURE_VALUE_ERROR",
     "METADATA_FIELD",
     "METADATA_IGNORE_ABOVE",
@@ -78,6 +86,10 @@ MIN_VERSION = (8, 15)
 SCHEMA_VERSION = 2  # 1 kept the exact vector in a separate base64 object
 TEXT_FIELD = "text"
 VECTOR_FIELD = "scm.vector"
+EXPANDED_FIELD = "scm.expanded"
+#: Where S is applied: to the query at search time (x' = SᵀWx, the default) or to the documents
+#: at indexing time (Sy' in :data:`EXPANDED_FIELD`; the query sends Wx only).
+EXPANSIONS = ("query", "documents")
 METADATA_FIELD = "metadata"
 # Lucene's FeatureField stores float32(v) truncated to 9 significant bits:
 # v·(1 − 2⁻²⁴)(1 − 2⁻⁸) < stored ≤ v·(1 + 2⁻²⁴), so stored ≥ v·(1 − FEATURE_VALUE_ERROR).
@@ -169,19 +181,27 @@ def index_mapping(
     text_analyzer: str | None = None,
     metadata_mapping: Mapping[str, Any] | None = None,
     version: str | None = None,
+    expansion: str = "query",
 ) -> dict[str, Any]:
     """The index mapping for documents vectorized by ``model``, with the model in ``_meta``.
 
     ``text_analyzer`` is the analyzer of the BM25 ``text`` field (default: the index's
     default, ``standard``); ``metadata_mapping`` the ``properties`` of the metadata fields (see
     :func:`metadata_field_mapping`; default: ``flattened``); ``version`` the cluster's
-    (:func:`vector_field_mapping`; default: the newest).
+    (:func:`vector_field_mapping`; default: the newest); ``expansion`` one of
+    :data:`EXPANSIONS` (``"documents"`` adds the field of Sy', kept out of ``_source``).
     """
     text_analyzer = check(text_analyzer, "text_analyzer", ANALYZER_NAME)
+    expansion = check(expansion, "expansion", Options(EXPANSIONS))
     text: dict[str, Any] = {"type": "text"}
     if text_analyzer is not None:
         text["analyzer"] = text_analyzer
-    return {
+    scm_fields = {"vector": vector_field_mapping(version), "empty": {"type": "boolean"}}
+    mapping: dict[str, Any] = {}
+    if expansion == "documents":
+        scm_fields["expanded"] = vector_field_mapping(version)
+        mapping["_source"] = {"excludes": [EXPANDED_FIELD]}
+    return mapping | {
         "_meta": {
             "es_scm": {
                 "schema_version": SCHEMA_VERSION,
@@ -189,27 +209,23 @@ def index_mapping(
                 "n_terms": len(model.terms),
                 "similarity_nnz": int(model.similarity_matrix.nnz),
                 "model": model.get_config(),
+                "expansion": expansion,
                 "created_with": f"es-scm {__version__}",
             }
         },
         "dynamic": "strict",
         "properties": {
             TEXT_FIELD: text,
-            "scm": {
-                "properties": {
-                    "vector": vector_field_mapping(version),
-                    "empty": {"type": "boolean"},
-                }
-            },
+            "scm": {"properties": scm_fields},
             METADATA_FIELD: metadata_field_mapping(metadata_mapping),
         },
     }
 
 
 def mapping_options(mappings: Mapping[str, Any]) -> dict[str, Any]:
-    """The ``text_analyzer`` and ``metadata_mapping`` that made an index's ``mappings``.
+    """The ``text_analyzer``, ``metadata_mapping`` and ``expansion`` that made ``mappings``.
 
-    The inverse of :func:`index_mapping` for those two options, so that a new index can be made
+    The inverse of :func:`index_mapping` for those options, so that a new index can be made
     like an old one. Metadata mapped by es-scm before the default became ``flattened`` (a
     dynamic object) gives ``None``: the new default.
     """
@@ -222,6 +238,7 @@ def mapping_options(mappings: Mapping[str, Any]) -> dict[str, Any]:
     return {
         "text_analyzer": properties.get(TEXT_FIELD, {}).get("analyzer"),
         "metadata_mapping": metadata.get("properties", {}) if explicit else None,
+        "expansion": mappings.get("_meta", {}).get("es_scm", {}).get("expansion", "query"),
     }
 
 
@@ -252,14 +269,16 @@ def check_model(client: Elasticsearch, index: str, model: SoftCosineModel) -> di
     Returns
     -------
     dict
-        The ``_meta.es_scm`` of the index.
+        The ``_meta.es_scm`` of the index, its ``"expansion"`` filled in (``"query"`` for an
+        index made before the option).
 
     Raises
     ------
     IndexNotFoundError
         If nothing matches ``index``.
     ModelMismatchError
-        If a matching index is not an es-scm index or records another ``model_id``.
+        If a matching index is not an es-scm index or records another ``model_id``, or the
+        matching indices do not all expand on the same side.
     """
     return run_sync(check_model_plan(index, model), client)
 
@@ -270,6 +289,7 @@ def check_model_plan(index: str, model: SoftCosineModel) -> Plan:
     if response.meta.status == 404 or not response.body:
         raise IndexNotFoundError(f"index {index!r} does not exist")
     meta: dict[str, Any] = {}
+    expansions = set()
     for concrete, body in response.body.items():
         meta = body.get("mappings", {}).get("_meta", {}).get("es_scm", {})
         if not meta:
@@ -284,6 +304,13 @@ def check_model_plan(index: str, model: SoftCosineModel) -> Plan:
                 f"index {concrete!r} was built with model {meta.get('model_id', '?')[:12]}, "
                 f"not with this model {model.model_id[:12]}; use the same model or reindex"
             )
+        meta = {**meta, "expansion": meta.get("expansion", "query")}
+        expansions.add(meta["expansion"])
+    if len(expansions) > 1:
+        raise ModelMismatchError(
+            f"the indices of {index!r} mix query-side and document-side expansion; search them "
+            "apart"
+        )
     return meta
 
 
@@ -298,30 +325,45 @@ def encode_documents(
     normalized: Any,
     metadata: Sequence[Mapping[str, Any] | None],
     term_keys: np.ndarray,
+    expanded: Any = None,
 ) -> list[dict[str, Any]]:
     """The ``_source`` of a batch of documents from their normalized vectors y' (CSR rows).
 
     ``normalized`` is :meth:`~es_scm.similarity.TermSimilarityMatrix.normalize` of the batch's
-    weighted vectors and ``term_keys[i]`` (an object array of str) the feature key of term ``i``.
+    weighted vectors and ``term_keys[i]`` (an object array of str) the feature key of term ``i``;
+    ``expanded``, for an index with document-side expansion, the rows Sy'
+    (:meth:`~es_scm.similarity.TermSimilarityMatrix.expand_documents`).
     Only the assembly of each document's dictionaries is per document.
     """
-    indptr, indices, data = normalized.indptr, normalized.indices, normalized.data
-    rows = np.repeat(np.arange(len(texts)), np.diff(indptr))
-    positive = data > 0.0  # sparse_vector holds positive values only (all of them: S, W ≥ 0)
-    keys = term_keys[indices[positive]].tolist()
-    values = data[positive].tolist()
-    bounds = np.concatenate([[0], np.cumsum(np.bincount(rows[positive], minlength=len(texts)))])
+    vectors = _feature_dicts(normalized, len(texts), term_keys)
+    expansions = _feature_dicts(expanded, len(texts), term_keys) if expanded is not None else None
     sources = []
     for row, text in enumerate(texts):
-        first, last = int(bounds[row]), int(bounds[row + 1])
-        scm: dict[str, Any] = {"empty": last == first}
-        if last > first:
-            scm["vector"] = dict(zip(keys[first:last], values[first:last], strict=True))
+        scm: dict[str, Any] = {"empty": not vectors[row]}
+        if vectors[row]:
+            scm["vector"] = vectors[row]
+        if expansions is not None and expansions[row]:
+            scm["expanded"] = expansions[row]
         source: dict[str, Any] = {TEXT_FIELD: text, "scm": scm}
         if metadata[row]:
             source[METADATA_FIELD] = dict(metadata[row])
         sources.append(source)
     return sources
+
+
+def _feature_dicts(rows: Any, n_rows: int, term_keys: np.ndarray) -> list[dict[str, float]]:
+    """Each CSR row's positive entries as {feature key: value}, the form of a ``sparse_vector``."""
+    indptr, indices, data = rows.indptr, rows.indices, rows.data
+    row_of = np.repeat(np.arange(n_rows), np.diff(indptr))
+    positive = data > 0.0  # sparse_vector holds positive values only (all of them: S, W ≥ 0)
+    keys = term_keys[indices[positive]].tolist()
+    values = data[positive].tolist()
+    counts = np.bincount(row_of[positive], minlength=n_rows)
+    bounds = np.concatenate([[0], np.cumsum(counts)]).tolist()
+    return [
+        dict(zip(keys[first:last], values[first:last], strict=True))
+        for first, last in itertools.pairwise(bounds)
+    ]
 
 
 def stored_vector(source: Mapping[str, Any]) -> tuple[np.ndarray, np.ndarray]:

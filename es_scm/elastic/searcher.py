@@ -100,11 +100,18 @@ class SearcherBase:
         self.query_type = check(query_type, "query_type", Options(("sparse_vector", "bool")))
         self._max_clauses = check(max_clauses, "max_clauses", OrNone(POSITIVE_INT))
         self._checked = False
+        self._expansion: str | None = None  # the index's side of S, read from its _meta
+
+    def _forget_index(self) -> None:
+        """The index was deleted: check the next one of that name again."""
+        self._checked, self._expansion = False, None
 
     def _ready_plan(self) -> Plan:
-        """Check the model against the index and learn the clause limit, once."""
-        if not self._checked:
-            yield from check_model_plan(self.index, self.model)
+        """Check the model against the index, learn its expansion side and the clause limit,
+        once."""
+        if not self._checked or self._expansion is None:
+            meta = yield from check_model_plan(self.index, self.model)
+            self._expansion = meta["expansion"]
             self._checked = True
         if self._max_clauses is None:
             self._max_clauses = yield from max_clauses_plan()
@@ -121,7 +128,7 @@ class SearcherBase:
         if unknown:
             raise TypeError(f"search() got an unexpected keyword argument {unknown[0]!r}")
         yield from self._ready_plan()
-        expanded = expand_query(self.model, query, self._max_clauses)
+        expanded = expand_query(self.model, query, self._max_clauses, self._expansion)
         settings = {
             "page": (k, from_),
             "filters": filters,
@@ -162,7 +169,7 @@ class SearcherBase:
         k = check(options.get("k"), "k", OrNone(POSITIVE_INT))
         explain = check(options.get("explain", False), "explain", Boolean())
         yield from self._ready_plan()
-        expanded = expand_query(self.model, query, self._max_clauses)
+        expanded = expand_query(self.model, query, self._max_clauses, self._expansion)
         result = yield from rescore_plan(self.index, expanded, ids, es_query, size, k)
         if explain:
             explain_hits(self.model, expanded, result.hits)
@@ -186,13 +193,18 @@ class Searcher(SearcherBase):
 
     def check(self) -> None:
         """Refuse an index built with another model (once per searcher)."""
-        if not self._checked:
-            run_sync(check_model_plan(self.index, self.model), self.client)
-            self._checked = True
+        run_sync(self._ready_plan(), self.client)
+
+    @property
+    def expansion(self) -> str:
+        """Where the index applies S: ``"query"`` or ``"documents"`` (read once from its _meta)."""
+        self.check()
+        assert self._expansion is not None
+        return self._expansion
 
     def expand(self, query: str) -> ExpandedQuery:
         """The query's vector, soft norm and expansion (see :mod:`es_scm.elastic.query`)."""
-        return expand_query(self.model, query, self.max_clauses)
+        return expand_query(self.model, query, self.max_clauses, self.expansion)
 
     def search(
         self,

@@ -225,6 +225,17 @@ class TermSimilarityMatrix:
         """Query expansion x′ = Sᵀx (Theorem 4.1): :func:`es_scm.similarity.scm.expand`."""
         return scm.expand(self.rows, X)
 
+    def expand_documents(self, Y: Any) -> sparse.csr_array:
+        """Document-side expansion, rows (Sy)ᵀ, so that xᵀ(Sy) = xᵀSy: :func:`scm.expand` of Sᵀ."""
+        return scm.expand(self.matrix.T, Y)
+
+    def spectral_norm_bound(self) -> float:
+        """An upper bound of ‖S‖₂, √(‖S‖₁‖S‖_∞) (Hölder): ‖Sy‖₂ ≤ this · ‖y‖₂ for every y."""
+        absolute = abs(self.matrix)
+        column_sums = np.asarray(absolute.sum(axis=0)).max(initial=0.0)
+        row_sums = np.asarray(absolute.sum(axis=1)).max(initial=0.0)
+        return float(np.sqrt(column_sums * row_sums))
+
     def contributions(self, x: Any, y: Any) -> scm.Contributions:
         """The summands x_i·s_ij·y_j of xᵀSy, one per similar pair of their terms (s_ij ≠ 0):
         :func:`es_scm.similarity.scm.contributions`."""
