@@ -103,14 +103,14 @@ def count_texts(
     workers = resolve_n_jobs(n_jobs)
     iterator = iter(texts)
     head: list[str] = []
-    context = _context(explicit=n_jobs is not None)
-    if workers > 1 and context is not None and n_jobs is None:
+    context = _context(explicit=n_jobs is not None) if workers > 1 else None
+    if context is not None and n_jobs is None:
         head = list(islice(iterator, MIN_PARALLEL_DOCUMENTS))
         if len(head) < MIN_PARALLEL_DOCUMENTS:
-            workers = 1
-    if workers > 1 and context is not None and not _picklable(tokenizer):
-        workers = 1
-    if workers == 1 or context is None:
+            context = None
+    if context is not None and not _picklable(tokenizer):
+        context = None
+    if context is None:
         return TermCounts().count(tokenizer.tokenize_many(chain(head, iterator)))
     logger.info("tokenizing in %d worker processes, %d texts a chunk", workers, chunk_size)
     return _count_in_workers(chain(head, iterator), tokenizer, workers, chunk_size, context)
