@@ -32,6 +32,7 @@ import scipy.sparse as sp
 from es_scm.defaults import SIMILARITY_DEFAULTS
 from es_scm.model import persistence
 from es_scm.model.explanation import Explanation, explain_vectors
+from es_scm.model.parallel import count_texts
 from es_scm.model.text import Tokenizer
 from es_scm.model.trained import own_corpus_sink, resolve_embeddings
 from es_scm.model.vocabulary import Vocabulary
@@ -167,6 +168,7 @@ class SoftCosineModel:
         query_weighting: WeightingLike = None,
         similarity: SimilarityLike = None,
         levenshtein: bool | float = False,
+        n_jobs: int | None = None,
         **similarity_options: Any,
     ) -> SoftCosineModel:
         """Fit the vocabulary in one pass over ``texts`` and build S over its terms.
@@ -196,6 +198,11 @@ class SoftCosineModel:
             Use edit-distance similarity (:meth:`TermSimilarityMatrix.from_levenshtein`). Alone,
             it is S; with ``embeddings``, ``True`` averages the two matrices and a float λ in
             (0, 1) gives ``λ·S_levenshtein + (1 − λ)·S_embeddings`` off the unit diagonal.
+        n_jobs : int or None, default=None
+            Worker processes that tokenize and count the corpus (:mod:`es_scm.model.parallel`;
+            the vocabulary is the same whatever their number). ``None`` uses every CPU for a
+            corpus of 20,000 texts or more where processes can be forked, ``1`` none, ``-1``
+            every CPU. Embeddings trained on ``texts`` read them in-process.
         **similarity_options
             How S is built, with the defaults of :data:`es_scm.defaults.SIMILARITY_DEFAULTS`:
             ``nonzero_limit``, ``threshold``, ``exponent``, ``symmetric``, ``dominant``,
@@ -216,8 +223,10 @@ class SoftCosineModel:
         started = time.perf_counter()
         vocabulary = Vocabulary(min_df=min_df, max_df=max_df, max_terms=max_terms)
         sink = own_corpus_sink(embeddings)
-        tokens = tokenizer.tokenize_many(texts)
-        vocabulary.fit(tokens if sink is None else sink.tee(tokens))
+        if sink is None:
+            vocabulary.fit_counts(count_texts(texts, tokenizer, n_jobs=n_jobs))
+        else:  # the tokens are written for the training as they pass, in order
+            vocabulary.fit(sink.tee(tokenizer.tokenize_many(texts)))
         logger.info(
             "vocabulary: %d terms from %d documents (%.1fs)",
             len(vocabulary),
@@ -411,8 +420,6 @@ class SoftCosineModel:
         score = float(matrix.inner_product(x, y, normalized=(True, True)))
         norms = (matrix.soft_norm(x), matrix.soft_norm(y)) if x.nnz and y.nnz else (0.0, 0.0)
         return explain_vectors(matrix, x, y, norms, score, top)
-
-    # -- identity and persistence ---------------------------------------------------------------
 
     # -- identity and persistence ---------------------------------------------------------------
 

@@ -35,6 +35,7 @@ import math
 import os
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -42,7 +43,7 @@ import scipy.sparse as sp
 
 from es_scm.validation import FRACTION, NON_NEGATIVE_INT, POSITIVE_INT, AnyOf, OrNone, check
 
-__all__ = ["NotFittedError", "Vocabulary"]
+__all__ = ["NotFittedError", "TermCounts", "Vocabulary"]
 
 _FORMAT = "es-scm-vocabulary"
 _VERSION = 1
@@ -50,6 +51,44 @@ _VERSION = 1
 
 class NotFittedError(ValueError, AttributeError):
     """Raised when a vocabulary is used before :meth:`Vocabulary.fit`."""
+
+
+@dataclass
+class TermCounts:
+    """Unpruned corpus statistics: df and cf of every term, and the number of documents.
+
+    Attributes
+    ----------
+    document_counts : Counter of str
+        df(t): the number of documents containing t.
+    term_counts : Counter of str
+        cf(t): the occurrences of t.
+    num_documents : int
+        The documents counted.
+    """
+
+    document_counts: Counter[str] = field(default_factory=Counter)
+    term_counts: Counter[str] = field(default_factory=Counter)
+    num_documents: int = 0
+
+    def count(self, documents: Iterable[Sequence[str]]) -> TermCounts:
+        """Add tokenized ``documents`` (read once) to the counts and return ``self``."""
+        document_counts, term_counts = self.document_counts, self.term_counts
+        for document in documents:
+            tokens = _check_document(document)
+            # Counter.update counts an iterable in C, but walks a mapping in Python: feed it
+            # the tokens and their set, never a per-document Counter.
+            term_counts.update(tokens)
+            document_counts.update(set(tokens))
+            self.num_documents += 1
+        return self
+
+    def merge(self, other: TermCounts) -> TermCounts:
+        """Add the counts of another part of the corpus to these and return ``self``."""
+        self.document_counts.update(other.document_counts)
+        self.term_counts.update(other.term_counts)
+        self.num_documents += other.num_documents
+        return self
 
 
 class Vocabulary:
@@ -125,22 +164,37 @@ class Vocabulary:
         ValueError
             If no term survives pruning, or ``min_df`` exceeds ``max_df`` for this corpus.
         """
-        document_counts: Counter[str] = Counter()
-        term_counts: Counter[str] = Counter()
-        num_documents = 0
-        for document in documents:
-            tokens = _check_document(document)
-            # Counter.update counts an iterable in C, but walks a mapping in Python: feed it
-            # the tokens and their set, never a per-document Counter.
-            term_counts.update(tokens)
-            document_counts.update(set(tokens))
-            num_documents += 1
-        kept = self._prune(document_counts, num_documents)
+        return self.fit_counts(TermCounts().count(documents))
+
+    def fit_counts(self, counts: TermCounts) -> Vocabulary:
+        """Prune counts made beforehand, as :meth:`fit` does after its pass.
+
+        ``fit(documents)`` is ``fit_counts(TermCounts().count(documents))``; counts of parts of a
+        corpus, made apart (e.g. in worker processes) and merged with :meth:`TermCounts.merge`,
+        give the same vocabulary, because the ids depend only on the counts.
+
+        Parameters
+        ----------
+        counts : TermCounts
+            The document and collection frequencies of every term of the corpus.
+
+        Returns
+        -------
+        Vocabulary
+            ``self``, fitted.
+
+        Raises
+        ------
+        ValueError
+            As :meth:`fit`.
+        """
+        document_counts, term_counts = counts.document_counts, counts.term_counts
+        kept = self._prune(document_counts, counts.num_documents)
         self._set_state(
             terms=kept,
             document_frequencies=[document_counts[term] for term in kept],
             collection_frequencies=[term_counts[term] for term in kept],
-            num_documents=num_documents,
+            num_documents=counts.num_documents,
             corpus_tokens=sum(term_counts.values()),
         )
         return self
