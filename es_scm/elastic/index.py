@@ -186,7 +186,7 @@ class SCMIndex:
     def check(self) -> dict[str, Any]:
         """Raise unless the index was built with this model; return its ``_meta.es_scm``."""
         meta = check_model(self.client, self.name, self.model)
-        self.searcher._checked, self.searcher._expansion = True, meta["expansion"]
+        self.searcher._accept(meta)
         return meta
 
     def count(self) -> int:

@@ -160,20 +160,20 @@ def expand_query(
             "the query's squared soft norm xᵀSx is not positive: S is not positive "
             "semi-definite on it (negative similarities?)"
         )
-    sent = dense if side == "query" else _dense(weights, len(model.terms))
-    terms = (expanded if side == "query" else weights).indices
-    positive = terms[sent[terms] > 0.0]
-    order = positive[np.argsort(-sent[positive], kind="stable")]
+    sent = expanded if side == "query" else weights  # the index holds y' or Sy'
+    positive = sent.data > 0.0
+    terms, values = sent.indices[positive], sent.data[positive]
+    order = np.argsort(-values, kind="stable")
     kept, dropped = order[:max_clauses], order[max_clauses:]
-    pruned_mass = float(np.linalg.norm(sent[dropped]))
+    pruned_mass = float(np.linalg.norm(values[dropped]))
     if side == "documents" and len(dropped):
         pruned_mass *= matrix.spectral_norm_bound()
     return ExpandedQuery(
         weights=weights,
         norm=norm,
         expansion=dense,
-        clause_terms=kept,
-        clause_weights=sent[kept],
+        clause_terms=terms[kept],
+        clause_weights=values[kept],
         pruned_terms=len(dropped),
         pruned_mass=pruned_mass,
         has_negative=bool((expanded.data < 0).any() or (weights.data < 0).any()),

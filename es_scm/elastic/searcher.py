@@ -102,6 +102,10 @@ class SearcherBase:
         self._checked = False
         self._expansion: str | None = None  # the index's side of S, read from its _meta
 
+    def _accept(self, meta: Mapping[str, Any]) -> None:
+        """The index passed the model check: remember it and its expansion side."""
+        self._checked, self._expansion = True, meta["expansion"]
+
     def _forget_index(self) -> None:
         """The index was deleted: check the next one of that name again."""
         self._checked, self._expansion = False, None
@@ -110,9 +114,7 @@ class SearcherBase:
         """Check the model against the index, learn its expansion side and the clause limit,
         once."""
         if not self._checked or self._expansion is None:
-            meta = yield from check_model_plan(self.index, self.model)
-            self._expansion = meta["expansion"]
-            self._checked = True
+            self._accept((yield from check_model_plan(self.index, self.model)))
         if self._max_clauses is None:
             self._max_clauses = yield from max_clauses_plan()
 
