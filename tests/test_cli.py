@@ -183,6 +183,26 @@ def test_model_build_options(capsys: pytest.CaptureFixture[str], corpus: Path, t
     assert "bad weighting" in err
 
 
+def test_model_build_n_jobs(capsys: pytest.CaptureFixture[str], corpus: Path, tmp_path: Path):
+    from es_scm.model import SoftCosineModel
+
+    ids = []
+    for jobs in ("1", "2"):
+        code, _, err = run(
+            capsys, "model", "build", "--corpus", corpus, "--out", tmp_path / jobs,
+            "--embeddings", "none", "--levenshtein", "--n-jobs", jobs,
+        )  # fmt: skip
+        assert code == EXIT_OK, err
+        ids.append(SoftCosineModel.load(tmp_path / jobs).model_id)
+    assert ids[0] == ids[1]  # worker processes count the same vocabulary
+    code, _, err = run(
+        capsys, "model", "build", "--corpus", corpus, "--out", tmp_path / "0", "--n-jobs", "0"
+    )
+    assert code == EXIT_USAGE
+    assert "--n-jobs" in err
+    assert "'0'" in err
+
+
 def test_similarity(capsys: pytest.CaptureFixture[str], model_dir: Path) -> None:
     from es_scm.model import SoftCosineModel
 

@@ -20,12 +20,24 @@ from es_scm.cli.options import (
     no_arguments,
     read_documents,
 )
+from es_scm.validation import AnyOf, Interval, argparse_type
+
+# scikit-learn's convention: 1 is no workers, -1 every CPU, -2 all but one; 0 means nothing.
+n_jobs = argparse_type(AnyOf((Interval(int, 1), Interval(int, high=-1))))
 
 
 def add_build_arguments(parser: argparse.ArgumentParser) -> None:
     add_corpus_options(parser)
     parser.add_argument("--out", required=True, metavar="DIR", help="where to save the model")
     parser.add_argument("--force", action="store_true", help="overwrite a model in DIR")
+    parser.add_argument(
+        "--n-jobs",
+        type=n_jobs,
+        metavar="N",
+        help="worker processes that tokenize and count the corpus (default: every CPU for "
+        "20,000 documents or more, else none; 1: none; -1: every CPU; -2: all but one); the "
+        "model is the same whatever N",
+    )
     add_model_options(parser)
 
 
@@ -63,7 +75,7 @@ def run_build(args: argparse.Namespace) -> int:
             yield document.text
 
     started = time.perf_counter()
-    model = SoftCosineModel.build(texts(), embeddings, **model_options(args))
+    model = SoftCosineModel.build(texts(), embeddings, n_jobs=args.n_jobs, **model_options(args))
     if count == 0:
         raise CLIError(f"the corpus {args.corpus} has no documents")
     if not model.terms:
