@@ -13,11 +13,14 @@ size), with es-scm's default settings:
   the ingesting process (a subprocess: model aside, memory must not grow with N);
 * **index size**: bytes per document of es-scm's index and of a text-only index;
 * **search latency** (k = 10, p50/p95, client-side wall time, methods interleaved query by
-  query): BM25 (``match``), ``native``, ``exact``, ``hybrid``, and the in-memory brute force
-  (``BruteForceSearch``); ``exact`` is compared with the brute force on every query. With
-  ``--optimize``, again after ``optimize()`` (one segment); ``--max-clauses`` also times
+  query): BM25 (``match``), ``native``, ``exact``, ``hybrid``, the brute force (``full_scan``:
+  ``BruteForceSearch(...).search(every_document=True)``, every document's SCM from one row-major
+  sparse product) and the in-memory inverted index (``brute_force``: ``BruteForceSearch``'s
+  default, reading only the expansion terms' columns); ``exact`` is compared with both on every
+  query. With ``--optimize``, again after ``optimize()`` (one segment); ``--max-clauses`` also times
   ``exact`` with pruned expansions. ``--expansion documents`` measures all of it on indices with
-  document-side expansion (Sy' stored, the query's own terms sent).
+  document-side expansion (Sy' stored, the query's own terms sent), ``--shards`` on indices of
+  several primary shards.
 
 Usage::
 
@@ -32,7 +35,6 @@ import argparse
 import datetime as dt
 import json
 import os
-import resource
 import statistics
 import subprocess
 import sys
@@ -43,7 +45,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from benchlib import machine  # noqa: E402  (scripts/benchlib.py)
+from benchlib import machine, peak_rss_mib  # noqa: E402  (scripts/benchlib.py)
 
 DATA = Path(os.environ.get("ES_SCM_SHARED_DATA", REPO.parent / "shared" / "data"))
 EXTRACT = DATA / "wikipedia-2015" / "text.tar.xz"
@@ -59,10 +61,6 @@ def paragraphs(limit: int | None = None) -> list[dict]:
     return [
         {"id": p["id"], "text": p["text"]} for p in read_wikipedia_paragraphs(EXTRACT, limit=limit)
     ]
-
-
-def peak_rss_mib() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 # -- subprocess workers (fresh memory) ----------------------------------------------------------
@@ -93,7 +91,9 @@ def build_worker(corpus: str, model_dir: str, min_df: int) -> None:
     )
 
 
-def ingest_worker(corpus: str, model_dir: str, es_url: str, kind: str, expansion: str) -> None:
+def ingest_worker(
+    corpus: str, model_dir: str, es_url: str, kind: str, expansion: str, shards: str = "1"
+) -> None:
     """``kind`` = ``es_scm`` (index_documents) or ``raw`` (streaming_bulk of ready sources)."""
     from elasticsearch import helpers
 
@@ -113,7 +113,7 @@ def ingest_worker(corpus: str, model_dir: str, es_url: str, kind: str, expansion
     if kind == "es_scm":
         index = SCMIndex(client, INDEX, model)
         index.delete()
-        index.create(expansion=expansion)
+        index.create(expansion=expansion, shards=int(shards))
         started = time.perf_counter()
         report = index.index_documents(stream(), refresh=False)
         seconds = time.perf_counter() - started
@@ -121,7 +121,7 @@ def ingest_worker(corpus: str, model_dir: str, es_url: str, kind: str, expansion
     else:
         index = SCMIndex(client, RAW_INDEX, model)
         index.delete()
-        index.create(expansion=expansion)
+        index.create(expansion=expansion, shards=int(shards))
         keys = feature_keys(len(model.terms))
         actions = []  # precomputed before the clock starts, as a raw bulk would be
         batch: list[dict] = []
@@ -225,6 +225,7 @@ def search_latency(
         "exact": lambda q: index.search(q, K, mode="exact"),
         "hybrid": lambda q: index.search(q, K, mode="hybrid"),
         "brute_force": lambda q: brute.search(q, K),
+        "full_scan": lambda q: brute.search(q, K, every_document=True),
     }
     for limit in max_clauses:
         # A window of 1000 at most: past it, a pruned query's proof is not coming.
@@ -236,6 +237,7 @@ def search_latency(
     samples: dict[str, list[float]] = {name: [] for name in methods}
     exact_modes = [name for name in methods if name.startswith("exact")]
     checks = {name: {"equal": 0, "proven": 0, "candidates": 0, "rounds": 0} for name in exact_modes}
+    checks["exact"]["equals_full_scan"] = 0
     for _ in range(repeats):
         for query in queries:
             results = {}
@@ -244,6 +246,8 @@ def search_latency(
                 results[name] = method(query)
                 samples[name].append(time.perf_counter() - started)
             reference = [doc_id for doc_id, _ in results["brute_force"]]
+            scanned = [doc_id for doc_id, _ in results["full_scan"]]
+            checks["exact"]["equals_full_scan"] += results["exact"].ids() == scanned
             for name in exact_modes:
                 result = results[name]
                 checks[name]["equal"] += result.ids() == reference
@@ -283,9 +287,8 @@ def measure(size: int, all_docs: list[dict], queries: list[str], args, client) -
         runs: dict[str, list] = {kind: [] for kind in kinds}
         for _ in range(args.ingest_repeats):
             for kind in kinds:
-                runs[kind].append(
-                    run_worker("ingest", str(corpus), model_dir, args.es_url, kind, args.expansion)
-                )
+                options = (args.es_url, kind, args.expansion, str(args.shards))
+                runs[kind].append(run_worker("ingest", str(corpus), model_dir, *options))
         row["ingest"] = {
             kind: {
                 "docs_per_s": len(docs) / statistics.median(r["seconds"] for r in values),
@@ -306,6 +309,8 @@ def measure(size: int, all_docs: list[dict], queries: list[str], args, client) -
         }
         for name in (TEXT_INDEX, RAW_INDEX):
             client.options(ignore_status=404).indices.delete(index=name)
+        if args.ingest_only:
+            return row
         model = SoftCosineModel.load(model_dir)
         row.update(search_latency(client, model, docs, queries, args.repeats, args.max_clauses))
         print(f"{len(docs)}: latency {json.dumps(row['latency'])}", flush=True)
@@ -330,9 +335,13 @@ def plot(rows: list[dict], path: Path) -> None:
 
     figure, axis = plt.subplots(figsize=(6.5, 4))
     sizes = [row["documents"] for row in rows]
-    for method in ("bm25", "native", "exact", "hybrid", "brute_force"):
+    labels = {"brute_force": "in-memory index", "full_scan": "brute force (full scan)"}
+    for method in ("bm25", "native", "exact", "hybrid", "full_scan", "brute_force"):
         axis.plot(
-            sizes, [row["latency"][method]["p50_ms"] for row in rows], marker="o", label=method
+            sizes,
+            [row["latency"][method]["p50_ms"] for row in rows],
+            marker="o",
+            label=labels.get(method, method),
         )
     axis.set_xlabel("documents (Wikipedia paragraphs)")
     axis.set_ylabel("p50 latency, ms (k = 10)")
@@ -368,6 +377,9 @@ def main() -> None:
     )
     parser.add_argument("--build-only", action="store_true", help="time the model build only")
     parser.add_argument(
+        "--ingest-only", action="store_true", help="the build, ingestion and index size only"
+    )
+    parser.add_argument(
         "--no-raw-bulk",
         action="store_true",
         help="skip the raw-bulk baseline of ingestion (it holds every precomputed document in "
@@ -378,6 +390,12 @@ def main() -> None:
         choices=("query", "documents"),
         default="query",
         help="the indices' side of S (SCMIndex.create's expansion)",
+    )
+    parser.add_argument(
+        "--shards",
+        type=int,
+        default=1,
+        help="primary shards of es-scm's index (SCMIndex.create's shards; searched in parallel)",
     )
     parser.add_argument("--json", default=str(REPO / "results" / "bench_scale.json"))
     parser.add_argument("--plot", default=str(REPO / "docs" / "bench_scale.png"))
@@ -395,19 +413,21 @@ def main() -> None:
     ]
     client.options(ignore_status=404).indices.delete(index=INDEX)
     summary = {"rows": rows, "machine": machine(client), "date": dt.date.today().isoformat()}
-    summary["expansion"] = args.expansion
+    summary["expansion"], summary["shards"] = args.expansion, args.shards
     Path(args.json).parent.mkdir(parents=True, exist_ok=True)
     Path(args.json).write_text(json.dumps(summary, indent=2) + "\n")
-    if args.build_only:
+    if args.build_only or args.ingest_only:
         return
     plot(rows, Path(args.plot))
     for row in rows:
         latency = row["latency"]
+        p50 = {method: values["p50_ms"] for method, values in latency.items()}
         print(
             f"{row['documents']:>8}: "
             + "  ".join(f"{m} {v['p50_ms']:.1f}" for m, v in latency.items())
-            + f"  exact/bm25 {latency['exact']['p50_ms'] / latency['bm25']['p50_ms']:.2f}"
-            + f"  brute/exact {latency['brute_force']['p50_ms'] / latency['exact']['p50_ms']:.2f}"
+            + f"  exact/bm25 {p50['exact'] / p50['bm25']:.2f}"
+            + f"  scan/exact {p50['full_scan'] / p50['exact']:.2f}"
+            + f"  in-memory/exact {p50['brute_force'] / p50['exact']:.2f}"
             + f"  exact=brute {100 * row['exact_equals_brute_force']:.0f}%"
         )
         for name, checked in row["exact_modes"].items():

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import platform
+import resource
 import time
 from typing import Any
 
@@ -37,6 +38,22 @@ def plain_bulk(client: Elasticsearch, index: str, docs: list[dict], threads: int
             raise RuntimeError(f"plain bulk failed: {item}")
     client.indices.refresh(index=index)
     return time.perf_counter() - started
+
+
+def peak_rss_mib() -> float:
+    """This process's peak resident set size since it started (or exec'd), in MiB.
+
+    Linux's ``VmHWM``, because ``getrusage``'s ``ru_maxrss`` survives ``exec``: a worker started by
+    a big parent would report at least the parent's size. Elsewhere, ``ru_maxrss``.
+    """
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def machine(client: Elasticsearch | None = None) -> dict[str, Any]:

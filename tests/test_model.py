@@ -440,8 +440,11 @@ def test_brute_force_search_equals_the_scm_of_every_document():
             model.similarity_matrix.inner_product(x, documents, normalized=(True, True))
         )
         np.testing.assert_allclose(brute.scores(query), expected, rtol=1e-12, atol=1e-15)
+        scanned = brute.scores(query, every_document=True)
+        np.testing.assert_allclose(scanned, expected, rtol=1e-12, atol=1e-15)
         ranked = brute.search(query, k=2)
         positive = [(ids[i], expected[i]) for i in np.argsort(-expected, kind="stable")]
         assert [i for i, _ in ranked] == [i for i, s in positive if s > 0][:2]
+        assert brute.search(query, k=2, every_document=True) == ranked
     with pytest.raises(ValueError, match="k must be"):
         brute.search("Caesar", k=0)

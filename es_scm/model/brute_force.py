@@ -4,7 +4,8 @@
 benchmarks. It is efficient, so that a benchmark against it is honest: the documents are
 normalized once (y' = Wy / ‖Wy‖_S, Theorem 4.2) and kept column-major, and a query costs one
 expansion x' = SᵀWx (Theorem 4.1) and one sparse product over the documents' columns of the
-expansion's terms — the postings an inverted index would read, in memory. Every step is the
+expansion's terms — the postings an inverted index would read, in memory (``every_document=True``
+scores every document instead, row by row: a true brute force, the same scores). Every step is the
 term-similarity layer's own (:meth:`~es_scm.similarity.TermSimilarityMatrix.normalize`,
 :meth:`~es_scm.similarity.TermSimilarityMatrix.expand`,
 :meth:`~es_scm.similarity.TermSimilarityMatrix.soft_norm`).
@@ -75,9 +76,15 @@ class BruteForceSearch:
             raise ValueError(f"{len(self.ids)} ids for {vectors.shape[0]} documents")
         normalized = model.similarity_matrix.normalize(sp.csr_array(vectors))
         self.documents = sp.csc_array(normalized)  # column slices: the postings of a term
+        self._rows: sp.csr_array | None = None  # row-major copy, made for the first full scan
 
-    def scores(self, query: str) -> np.ndarray:
-        """SCM(query, y) for every document y, in document order (0 for an empty query)."""
+    def scores(self, query: str, *, every_document: bool = False) -> np.ndarray:
+        """SCM(query, y) for every document y, in document order (0 for an empty query).
+
+        By default only the documents' columns of the expansion's terms are read (an inverted
+        index in memory); ``every_document=True`` reads every stored value instead, one
+        row-major sparse product with the dense x' (the brute force an index must beat).
+        """
         matrix = self.model.similarity_matrix
         x = self.model.vectorize(query, role="query")
         if x.nnz == 0:
@@ -86,19 +93,31 @@ class BruteForceSearch:
         norm = float(matrix.soft_norm(x))
         if norm <= 0.0:
             return np.zeros(len(self.ids))
-        postings = self.documents[:, expansion.indices]
-        scores = np.asarray(postings @ expansion.data, dtype=np.float64) / norm
-        return np.clip(scores, -1.0, 1.0)
+        if every_document:
+            if self._rows is None:
+                self._rows = sp.csr_array(self.documents)
+            dense = np.zeros(self.documents.shape[1], dtype=np.float64)
+            dense[expansion.indices] = expansion.data
+            products = self._rows @ dense
+        else:
+            products = self.documents[:, expansion.indices] @ expansion.data
+        return np.clip(np.asarray(products, dtype=np.float64) / norm, -1.0, 1.0)
 
     def search(
-        self, query: str, k: int = 10, *, among: Collection[str] | None = None
+        self,
+        query: str,
+        k: int = 10,
+        *,
+        among: Collection[str] | None = None,
+        every_document: bool = False,
     ) -> list[tuple[str, float]]:
         """The exact top ``k`` with a positive SCM, ranked by :func:`rank`: ``(id, score)``.
 
-        ``among`` restricts the search to these document ids (what a filter keeps).
+        ``among`` restricts the search to these document ids (what a filter keeps);
+        ``every_document``: see :meth:`scores`.
         """
         k = check(k, "k", POSITIVE_INT)
-        scores = self.scores(query)
+        scores = self.scores(query, every_document=every_document)
         if among is not None:
             scores = np.where(np.isin(self.ids, np.asarray(list(among), dtype=object)), scores, 0.0)
         positive = np.flatnonzero(scores > 0)
