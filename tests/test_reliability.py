@@ -105,6 +105,23 @@ def test_duplicate_ids_are_counted(es_client, index_name, model):
     assert (rerun.created, rerun.updated, rerun.duplicates) == (0, 500, 0)
 
 
+def test_seen_ids_match_a_set_across_and_within_batches():
+    import random
+
+    from es_scm.elastic.ingest import SeenIds
+
+    rng = random.Random(7)
+    seen, reference = SeenIds(), set()
+    for _ in range(300):  # batches of 0-59 ids drawn from 5,000: repeats within and across
+        keys = [hash(f"id-{rng.randrange(5000)}") for _ in range(rng.randrange(60))]
+        expected = []
+        for key in keys:
+            expected.append(key in reference)
+            reference.add(key)
+        assert seen.add(keys).tolist() == expected
+    assert len(seen) == len(reference)
+
+
 def test_deep_pages_are_proven_or_refused(es_client, index_name, model):
     SCMIndex(es_client, index_name, model).index_documents(corpus(200))
     searcher = Searcher(es_client, index_name, model, max_window=40)

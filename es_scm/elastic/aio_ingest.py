@@ -34,6 +34,7 @@ from es_scm.elastic.calls import drive_async
 from es_scm.elastic.ingest import (
     BulkRequest,
     DocumentIngester,
+    SeenIds,
     Wait,
     _Batch,
     _Outcome,
@@ -65,7 +66,7 @@ class AsyncDocumentIngester(DocumentIngester):
         """
         report = IngestReport()
         started = time.perf_counter()
-        seen: set[int] = set()
+        seen = SeenIds()
         positions = itertools.count()
         batches = _batches(documents, self.batch_size)
         in_flight: list[tuple[asyncio.Task, _Batch]] = []

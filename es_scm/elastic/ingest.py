@@ -40,6 +40,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 from elasticsearch import ApiError, Elasticsearch, SerializationError, TransportError, helpers
 
 from es_scm.documents import Document, as_document
@@ -60,6 +61,7 @@ __all__ = [
     "IngestError",
     "IngestInterrupted",
     "IngestReport",
+    "SeenIds",
 ]
 
 logger = logging.getLogger(__name__)
@@ -70,6 +72,39 @@ SHOWN = 1000  # ids kept in a report's lists (the counts are always complete)
 _SECONDS = Interval(float, 0.0, None)
 _SPLITTABLE = (400, 413)  # a whole request rejected for what some of its documents hold
 _FLOOD_STAGE = "flood-stage watermark"
+
+
+class SeenIds:
+    """The 64-bit hashes of the ids written so far, to count duplicates in ~8 bytes per id.
+
+    A ``set`` of Python ints costs ~70 bytes per id, enough to make an ingesting process grow
+    with the corpus. The hashes are kept instead in sorted NumPy runs of decreasing sizes (a
+    binary counter: a run merges into the one before it when it gets as large), so a batch is
+    looked up in O(log² n) and each hash is merged O(log n) times.
+    """
+
+    def __init__(self) -> None:
+        self._runs: list[np.ndarray] = []
+
+    def __len__(self) -> int:
+        return sum(len(run) for run in self._runs)
+
+    def add(self, keys: list[int]) -> np.ndarray:
+        """Add a batch's keys; True where a key was added before (earlier in ``keys`` too)."""
+        hashes = np.asarray(keys, dtype=np.int64)
+        repeated = np.zeros(len(hashes), dtype=bool)
+        for run in self._runs:
+            positions = np.minimum(np.searchsorted(run, hashes), len(run) - 1)
+            repeated |= run[positions] == hashes
+        order = np.argsort(hashes, kind="stable")  # equal keys keep their order: first one is new
+        repeated[order[1:]] |= hashes[order[1:]] == hashes[order[:-1]]
+        new = np.unique(hashes[~repeated])
+        if len(new):
+            self._runs.append(new)
+        while len(self._runs) > 1 and len(self._runs[-1]) >= len(self._runs[-2]):
+            last = self._runs.pop()
+            self._runs[-1] = np.sort(np.concatenate([self._runs[-1], last]))
+        return repeated
 
 
 class _Stop(Exception):
@@ -171,7 +206,7 @@ class DocumentIngester:
         """
         report = IngestReport()
         started = time.perf_counter()
-        seen: set[int] = set()
+        seen = SeenIds()
         positions = itertools.count()
         stream = iter(documents)
         in_flight: list[tuple[Future, _Batch]] = []
@@ -219,7 +254,7 @@ class DocumentIngester:
     # -- preparing ---------------------------------------------------------------------------
 
     def _prepare(
-        self, batch: list, positions: Iterator[int], seen: set[int], report: IngestReport
+        self, batch: list, positions: Iterator[int], seen: SeenIds, report: IngestReport
     ) -> _Batch:
         """Check and vectorize a batch: y' = Wy/‖Wy‖_S, encoded as bulk actions."""
         documents, invalid = [], []
@@ -231,12 +266,11 @@ class DocumentIngester:
                 continue
             assert isinstance(document, Document)
             documents.append(document)
-            key = hash(document.id)
-            if key in seen:
-                report.duplicates += 1
-                if len(report.duplicate_ids) < SHOWN:
-                    report.duplicate_ids.append(document.id)
-            seen.add(key)
+        repeated = seen.add([hash(document.id) for document in documents])
+        for document in itertools.compress(documents, repeated):
+            report.duplicates += 1
+            if len(report.duplicate_ids) < SHOWN:
+                report.duplicate_ids.append(document.id)
         texts = [document.text for document in documents]
         tokens = TokenCounts()
         weights = self.model.vectorize_many(texts, role="document", tokens=tokens)
