@@ -32,6 +32,7 @@ from typing import Any
 __all__ = [
     "DEFAULT_EMBEDDINGS",
     "DEFAULT_WEIGHTING",
+    "EXPANSIONS",
     "FUSIONS",
     "GLOVE_EMBEDDINGS",
     "HYBRID_DEFAULTS",
@@ -48,6 +49,9 @@ DEFAULT_EMBEDDINGS = "train:fasttext"
 NEIGHBOR_MODES = ("terms", "vocabulary", "gensim")
 #: Column visiting orders of the greedy construction of S.
 COLUMN_ORDERS = ("rarest", "id")
+#: Where an index applies S: to the query at search time (x' = SᵀWx, the default) or to the
+#: documents at indexing time (Sy' stored; the query sends Wx only): :mod:`es_scm.elastic.query`.
+EXPANSIONS = ("query", "documents")
 
 SIMILARITY_DEFAULTS: dict[str, Any] = {
     "nonzero_limit": 50,

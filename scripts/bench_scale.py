@@ -47,6 +47,8 @@ sys.path.insert(0, str(REPO))
 
 from benchlib import machine, peak_rss_mib  # noqa: E402  (scripts/benchlib.py)
 
+from es_scm.defaults import EXPANSIONS  # noqa: E402
+
 DATA = Path(os.environ.get("ES_SCM_SHARED_DATA", REPO.parent / "shared" / "data"))
 EXTRACT = DATA / "wikipedia-2015" / "text.tar.xz"
 K = 10
@@ -387,7 +389,7 @@ def main() -> None:
     )
     parser.add_argument(
         "--expansion",
-        choices=("query", "documents"),
+        choices=EXPANSIONS,
         default="query",
         help="the indices' side of S (SCMIndex.create's expansion)",
     )

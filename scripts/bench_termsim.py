@@ -4,9 +4,10 @@
 es-scm's :meth:`TermSimilarityMatrix.from_embeddings` (``neighbors="gensim"``, no tf-idf) against
 gensim 4.4's ``SparseTermSimilarityMatrix(WordEmbeddingSimilarityIndex(kv), dictionary)`` on the
 same input, in the same run. Every build runs in its own subprocess, so that peak memory
-(``ru_maxrss``) is per method; the embeddings are loaded before the clock starts, and the
-reported memory is the peak minus the resident size after loading. GloVe's order is frequency
-order, so the first N words are the N most frequent. The matrices are compared entry by entry.
+(``VmHWM``: ``benchlib.peak_rss_mib``) is per method; the embeddings are loaded before the clock
+starts, and the reported memory is the peak minus the resident size after loading. GloVe's
+order is frequency order, so the first N words are the N most frequent. The matrices are
+compared entry by entry.
 
 Usage::
 
@@ -23,7 +24,6 @@ import argparse
 import json
 import os
 import platform
-import resource
 import statistics
 import subprocess
 import sys
@@ -34,11 +34,9 @@ from pathlib import Path
 import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
 
-
-def _rss_mib() -> float:
-    """Peak resident set size of this process so far, MiB (Linux reports KiB)."""
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+from benchlib import peak_rss_mib  # noqa: E402  (scripts/benchlib.py)
 
 
 def _current_rss_mib() -> float:
@@ -77,7 +75,7 @@ def worker(method: str, n_terms: int, nonzero_limit: int, output: str) -> None:
             terms, glove, nonzero_limit=nonzero_limit, neighbors="gensim"
         ).matrix
         seconds = time.perf_counter() - start
-    peak = _rss_mib()
+    peak = peak_rss_mib()
     matrix = sparse.csc_matrix(matrix)
     matrix.sort_indices()
     sparse.save_npz(output, matrix)

@@ -26,6 +26,7 @@ from es_scm.cli.options import (
     progress_bar,
     read_documents,
 )
+from es_scm.defaults import EXPANSIONS
 from es_scm.validation import Interval, Text, argparse_type
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -68,7 +69,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     schema.add_argument(
         "--expansion",
-        choices=("query", "documents"),
+        choices=EXPANSIONS,
         help="where S is applied (default: query; with --alias, the current index's). "
         "documents: each document is stored with Sy' too and a search sends only its own "
         "terms: faster searches, a several times larger and slower-to-build index, the same "

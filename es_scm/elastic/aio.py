@@ -201,8 +201,7 @@ class AsyncSCMIndex:
         """Delete documents by id: :meth:`SCMIndex.delete_documents`, awaited (the client's
         ``async_streaming_bulk``, with the same retries and report)."""
         refresh = check(refresh, "refresh", Boolean())
-        if not self.searcher._checked:
-            await self.check()  # a missing index or another model's: an error, not "not found"
+        await self.check()  # a missing index or another model's: an error, not "not found"
         report = DeleteReport()
         started = time.perf_counter()
         arguments = delete_bulk_arguments(

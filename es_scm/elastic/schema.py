@@ -45,6 +45,7 @@ import numpy as np
 from elasticsearch import Elasticsearch
 
 from es_scm._version import __version__
+from es_scm.defaults import EXPANSIONS
 from es_scm.elastic.calls import Call, Plan, run_sync
 from es_scm.elastic.connection import cluster_version, version_tuple
 from es_scm.validation import MappingOf, Options, OrNone, Text, check
@@ -86,10 +87,7 @@ MIN_VERSION = (8, 15)
 SCHEMA_VERSION = 2  # 1 kept the exact vector in a separate base64 object
 TEXT_FIELD = "text"
 VECTOR_FIELD = "scm.vector"
-EXPANDED_FIELD = "scm.expanded"
-#: Where S is applied: to the query at search time (x' = SᵀWx, the default) or to the documents
-#: at indexing time (Sy' in :data:`EXPANDED_FIELD`; the query sends Wx only).
-EXPANSIONS = ("query", "documents")
+EXPANDED_FIELD = "scm.expanded"  # Sy', in an index with expansion="documents" (EXPANSIONS)
 METADATA_FIELD = "metadata"
 # Lucene's FeatureField stores float32(v) truncated to 9 significant bits:
 # v·(1 − 2⁻²⁴)(1 − 2⁻⁸) < stored ≤ v·(1 + 2⁻²⁴), so stored ≥ v·(1 − FEATURE_VALUE_ERROR).

@@ -99,21 +99,20 @@ class SearcherBase:
         self.max_window = check(max_window, "max_window", POSITIVE_INT)
         self.query_type = check(query_type, "query_type", Options(("sparse_vector", "bool")))
         self._max_clauses = check(max_clauses, "max_clauses", OrNone(POSITIVE_INT))
-        self._checked = False
-        self._expansion: str | None = None  # the index's side of S, read from its _meta
+        self._expansion: str | None = None  # the index's side of S, set by a passed model check
 
     def _accept(self, meta: Mapping[str, Any]) -> None:
         """The index passed the model check: remember it and its expansion side."""
-        self._checked, self._expansion = True, meta["expansion"]
+        self._expansion = meta["expansion"]
 
     def _forget_index(self) -> None:
         """The index was deleted: check the next one of that name again."""
-        self._checked, self._expansion = False, None
+        self._expansion = None
 
     def _ready_plan(self) -> Plan:
         """Check the model against the index, learn its expansion side and the clause limit,
         once."""
-        if not self._checked or self._expansion is None:
+        if self._expansion is None:
             self._accept((yield from check_model_plan(self.index, self.model)))
         if self._max_clauses is None:
             self._max_clauses = yield from max_clauses_plan()

@@ -82,7 +82,7 @@ class TermSimilarityMatrix:
     :meth:`identity` or :meth:`combine`; keep it with :meth:`save` and :meth:`load`.
     """
 
-    __slots__ = ("_index", "_rows", "build_info", "matrix", "terms")
+    __slots__ = ("_index", "_norm_bound", "_rows", "build_info", "matrix", "terms")
 
     def __init__(
         self,
@@ -122,6 +122,7 @@ class TermSimilarityMatrix:
         self.build_info: dict[str, Any] = dict(build_info or {})
         self._index: dict[str, int] | None = None
         self._rows: sparse.csr_array | None = None
+        self._norm_bound: float | None = None
 
     # ------------------------------------------------------------------ properties
     @property
@@ -231,10 +232,12 @@ class TermSimilarityMatrix:
 
     def spectral_norm_bound(self) -> float:
         """An upper bound of ‖S‖₂, √(‖S‖₁‖S‖_∞) (Hölder): ‖Sy‖₂ ≤ this · ‖y‖₂ for every y."""
-        absolute = abs(self.matrix)
-        column_sums = np.asarray(absolute.sum(axis=0)).max(initial=0.0)
-        row_sums = np.asarray(absolute.sum(axis=1)).max(initial=0.0)
-        return float(np.sqrt(column_sums * row_sums))
+        if self._norm_bound is None:  # searches ask for it; S does not change
+            absolute = abs(self.matrix)
+            column_sums = np.asarray(absolute.sum(axis=0)).max(initial=0.0)
+            row_sums = np.asarray(absolute.sum(axis=1)).max(initial=0.0)
+            self._norm_bound = float(np.sqrt(column_sums * row_sums))
+        return self._norm_bound
 
     def contributions(self, x: Any, y: Any) -> scm.Contributions:
         """The summands x_i·s_ij·y_j of xᵀSy, one per similar pair of their terms (s_ij ≠ 0):
