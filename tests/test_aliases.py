@@ -209,7 +209,7 @@ def test_failures_leave_the_alias_where_it_was(es_client, index_name, models):
     with pytest.raises(IngestError, match="the source went away"):
         reindex_into_alias(es_client, index_name, new, broken_stream(), batch_size=10)
     with pytest.raises(ValueError, match="unknown text analyzer"):
-        reindex_into_alias(es_client, index_name, new, corpus(3), text_analyzer="english")
+        reindex_into_alias(es_client, index_name, new, corpus(3), text_analyzer="no_such_analyzer")
     # the alias never moved, and no unfinished index is left behind
     assert list(es_client.indices.get_alias(name=index_name)) == [first.index]
     assert list(es_client.indices.get(index=f"{index_name}-*")) == [first.index]

@@ -191,19 +191,20 @@ def test_the_text_analyzer_is_the_one_asked_for(es_client, index_name, model):
 def test_an_unknown_analyzer_is_one_line_that_names_it(
     capsys, es_client, es_url, index_name, model, tmp_path
 ):
-    with pytest.raises(ValueError, match=r"^unknown text analyzer 'english': ") as refused:
-        SCMIndex(es_client, index_name, model).create(text_analyzer="english")
+    with pytest.raises(ValueError, match=r"^unknown text analyzer 'no_such_analyzer': ") as refused:
+        SCMIndex(es_client, index_name, model).create(text_analyzer="no_such_analyzer")
     assert "\n" not in str(refused.value)
     assert not es_client.indices.exists(index=index_name)
     corpus = tmp_path / "c.jsonl"
     corpus.write_text(json.dumps({"id": "1", "text": TEXTS[0]}) + "\n", encoding="utf-8")
     code, _, err = run(
         capsys, "index", "--model", model.save(tmp_path / "model"), "--index", index_name,
-        "--corpus", corpus, "--text-analyzer", "english", "--es-url", es_url, "--no-progress",
+        "--corpus", corpus, "--text-analyzer", "no_such_analyzer", "--es-url", es_url,
+        "--no-progress",
     )  # fmt: skip
     assert code == EXIT_ERROR
     assert len(err.strip().splitlines()) == 1
-    assert err.startswith("es-scm: error: unknown text analyzer 'english'")
+    assert err.startswith("es-scm: error: unknown text analyzer 'no_such_analyzer'")
 
 
 @pytest.mark.integration

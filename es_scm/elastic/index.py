@@ -383,7 +383,8 @@ def _refused_mapping(
         return ValueError(
             f"unknown text analyzer {text_analyzer!r}: the cluster has no analyzer of that name "
             "(built in: standard, simple, whitespace, stop, keyword, pattern; language analyzers "
-            "such as english come with the analysis-common module)"
+            "such as english come with the analysis-common module, or on the local runner with "
+            "its es-scm-english plugin)"
         )
     if metadata_mapping is not None and "mapper_parsing_exception" in reason:
         return ValueError(f"Elasticsearch refused the metadata mapping: {reason}")

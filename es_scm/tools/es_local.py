@@ -5,10 +5,14 @@ The runner uses Elastic's own distribution as published on Maven Central,
 server core with transport-netty4 and x-pack core/security: no bundled JDK, no Painless, no
 mapper-extras. It has what es-scm needs — the ``sparse_vector`` field type and query, ``term``
 queries, BM25 on ``text`` fields, ``_bulk`` and ``_search`` — and Python does the exact rescoring.
+It lacks analysis-common too; the runner adds the ``english`` analyzer and the ``porter_stem`` and
+``kstem`` filters with a stable plugin built from Lucene's own classes
+(:mod:`es_scm.tools.analysis`).
 
 Life cycle
 ----------
-``install``  fetch the zip with ``mvn dependency:copy`` into a cache, unpack it (once).
+``install``  fetch the zip with ``mvn dependency:copy`` into a cache, unpack it, build and install
+             the English analysis plugin (once each).
 ``start``    reuse this home's healthy node at the URL, or launch one and wait for yellow/green
              health; ``--nodes N`` starts an N-node cluster and waits until every node joined,
              ``--secure`` turns security on (HTTPS, users; :mod:`es_scm.tools.security`).

@@ -19,6 +19,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from es_scm.tools.analysis import AnalysisPlugin
 from es_scm.tools.java import JavaNotFoundError, JavaRuntime, find_java
 from es_scm.tools.probe import NodeProbe
 from es_scm.tools.security import ADMIN_USER, SecurityFiles, security_settings
@@ -273,20 +274,24 @@ class LocalElasticsearch:
             )
         return self.zip_path
 
-    def install(self) -> Path:
-        """Fetch and unpack the distribution (idempotent); return its folder."""
+    def install(self, java: JavaRuntime | None = None) -> Path:
+        """Fetch and unpack the distribution, add the English analysis plugin (idempotent).
+
+        The plugin (:mod:`es_scm.tools.analysis`) is built with ``java``, by default the node's.
+        """
         marker = self.install_dir / ".es-scm-installed"
-        if marker.is_file():
-            return self.install_dir
-        zip_path = self.fetch()
-        staging = self.install_dir.with_name(self.install_dir.name + ".partial")
-        shutil.rmtree(staging, ignore_errors=True)
-        extract_zip_with_modes(zip_path, staging)
-        (top,) = list(staging.iterdir())  # the zip holds one folder, elasticsearch-<version>
-        shutil.rmtree(self.install_dir, ignore_errors=True)
-        top.rename(self.install_dir)
-        staging.rmdir()
-        marker.write_text(self.version + "\n")
+        if not marker.is_file():
+            zip_path = self.fetch()
+            staging = self.install_dir.with_name(self.install_dir.name + ".partial")
+            shutil.rmtree(staging, ignore_errors=True)
+            extract_zip_with_modes(zip_path, staging)
+            (top,) = list(staging.iterdir())  # the zip holds one folder, elasticsearch-<version>
+            shutil.rmtree(self.install_dir, ignore_errors=True)
+            top.rename(self.install_dir)
+            staging.rmdir()
+            marker.write_text(self.version + "\n")
+        plugin = AnalysisPlugin(self.install_dir, self.version, self.zip_path.parent)
+        plugin.ensure(lambda: (java or find_runtime(self.version)).home)
         return self.install_dir
 
     # -- state
@@ -358,7 +363,7 @@ class LocalElasticsearch:
         """Launch the node (None when this home's node is already starting); record its pid."""
         if self.running_pid() is not None:
             return None
-        self.install()
+        self.install(java)
         if self.secure:
             self.security.ensure(java.home)
         user = service_user() if os.geteuid() == 0 else None
