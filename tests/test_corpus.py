@@ -166,3 +166,57 @@ def test_an_unknown_encoding_is_named(tmp_path) -> None:
     path = _write(tmp_path / "c.txt", "a line")
     with pytest.raises(CorpusError, match="unknown encoding 'bogus'"):
         read_corpus(path, encoding="bogus")
+
+
+# -- BEIR corpora: _id and title ----------------------------------------------------------------
+
+
+def test_jsonl_takes_beir_ids_and_searches_the_title_with_the_text(tmp_path: Path) -> None:
+    path = _write(
+        tmp_path / "corpus.jsonl",
+        '{"_id": "4983", "title": "White matter", "text": "Diffusion imaging.", "metadata": {}}\n'
+        '{"_id": "5836", "title": "", "text": "No title here."}\n'
+        '{"_id": "7", "title": "Only a title", "text": ""}\n',
+    )
+    assert records(read_corpus(path)) == [
+        {"id": "4983", "text": "White matter\nDiffusion imaging.", "title": "White matter",
+         "metadata": {}},
+        {"id": "5836", "text": "No title here.", "title": ""},
+        {"id": "7", "text": "Only a title", "title": "Only a title"},
+    ]  # fmt: skip
+    untitled = ["Diffusion imaging.", "No title here.", ""]
+    assert list(read_texts(path, title_field=None)) == untitled
+    assert list(read_texts(path, title_field="")) == untitled
+
+
+def test_an_id_field_wins_over_id_and_a_custom_one_never_falls_back(tmp_path: Path) -> None:
+    path = _write(tmp_path / "c.jsonl", '{"id": "a", "_id": "b", "text": "t"}\n')
+    assert records(read_corpus(path)) == [{"id": "a", "text": "t", "_id": "b"}]
+    path = _write(tmp_path / "d.jsonl", '{"_id": "b", "text": "t"}\n')
+    with pytest.raises(CorpusError, match="line 1: missing id field 'doc'"):
+        records(read_corpus(path, id_field="doc"))
+
+
+def test_a_custom_title_field_and_one_that_is_not_a_string(tmp_path: Path) -> None:
+    path = _write(
+        tmp_path / "c.jsonl",
+        '{"id": 1, "headline": "Big news", "text": "Details.", "title": "ignored"}\n'
+        '{"id": 2, "headline": 42, "text": "A number is no title."}\n',
+    )
+    assert list(read_texts(path, title_field="headline")) == [
+        "Big news\nDetails.",
+        "A number is no title.",
+    ]
+
+
+def test_csv_and_tsv_titles_and_beir_id_columns(tmp_path: Path) -> None:
+    path = _write(tmp_path / "c.tsv", "_id\ttitle\ttext\nx\tHeading\tBody text\ny\t\tBare\n")
+    assert records(read_corpus(path)) == [
+        {"id": "x", "text": "Heading\nBody text", "title": "Heading"},
+        {"id": "y", "text": "Bare", "title": ""},
+    ]
+    path = _write(tmp_path / "c.csv", 'id,title,text\n1,"A, title",body\n')
+    assert list(read_texts(path)) == ["A, title\nbody"]
+    assert list(read_texts(path, title_field=None)) == ["body"]
+    # the text column itself is never prepended to itself
+    assert list(read_texts(path, text_field="title")) == ["A, title"]

@@ -68,12 +68,13 @@ def test_identity_with_default_weighting_matches_numpy_cosine():
     x = model.vectorize("saint paul tribune").toarray().ravel()
     y = model.vectorize("saint paul post", role="document").toarray().ravel()
     expected = x @ y / (np.linalg.norm(x) * np.linalg.norm(y))
-    # default (raw-natural): tf · ln(N/df); paul and saint have df 2, tribune 2, post 1
-    natural = {2: math.log(3 / 2), 1: math.log(3)}
+    # default (log-smooth): (1 + ln tf) · ln(1 + N/df); every tf is 1; paul and saint have
+    # df 2, tribune 2, post 1
+    smooth = {2: math.log(1 + 3 / 2), 1: math.log(1 + 3)}
     hand = (
         2
-        * natural[2] ** 2
-        / (math.sqrt(3 * natural[2] ** 2) * math.sqrt(2 * natural[2] ** 2 + natural[1] ** 2))
+        * smooth[2] ** 2
+        / (math.sqrt(3 * smooth[2] ** 2) * math.sqrt(2 * smooth[2] ** 2 + smooth[1] ** 2))
     )
     assert model.similarity("saint paul tribune", "saint paul post") == pytest.approx(hand)
     assert hand == pytest.approx(expected)

@@ -415,4 +415,4 @@ def test_hybrid_respects_filters_and_paging(cranfield, grouped_index):
     page = grouped_index.search(query, 10, mode="hybrid", filter=clause, from_=10)
     assert page.ids() == first.ids()[10:]
     with pytest.raises(ValueError, match="fusion must be one of"):
-        grouped_index.search(query, mode="hybrid", fusion="max")
+        grouped_index.search(query, mode="hybrid", fusion="mean")

@@ -89,9 +89,37 @@ def test_tune_finds_the_setting_that_beats_bm25_and_saves_its_model(
     assert report["best"] == best
     assert report["held_out"][best] == pytest.approx(1.0)
     assert report["held_out"]["scm embeddings=none,nonzero_limit=10"] == pytest.approx(0.5)
-    assert report["selected"]["map"] == pytest.approx(1.0)
+    assert report["selected"]["score"] == pytest.approx(1.0)
+    assert report["settings"][f"max@0.5 embeddings={collection['vectors']},nonzero_limit=10"][
+        "fusion"
+    ] == {"fusion": "max", "alpha": 0.5}
     assert (out / "model.json").is_file()
+    # the saved model carries its setting's best fusion, which hybrid search then uses
+    assert json.loads((out / "model.json").read_text())["hybrid"] == {"fusion": "max", "alpha": 0.5}
     assert "+50.00" in capsys.readouterr().out
+
+
+@pytest.mark.integration
+def test_tune_scores_rows_by_any_measure_and_compares_fusions(collection, es_url, tmp_path):
+    summary = tmp_path / "tune.json"
+    status = main([
+        "tune", *_files(collection), "--es-url", es_url, "--folds", "2", "--quiet",
+        "--grid", f"embeddings={collection['vectors']}", "--metric", "R@2",
+        "--fusions", "max,rrf", "--alphas", "0.2,0.8", "--json", str(summary),
+    ])  # fmt: skip
+    assert status == 0
+    report = json.loads(summary.read_text())
+    assert report["measure"] == "R@2"
+    assert report["bm25"] == pytest.approx(0.5)  # BM25 finds one of the two relevant documents
+    rows = {row.split()[0] for row in report["held_out"]}
+    assert rows == {"scm", "max@0.2", "max@0.8", "rrf"}
+
+
+def test_a_bad_metric_or_fusion_is_a_one_line_error(collection, capsys):
+    assert main(["tune", *_files(collection), "--metric", "bogus@10"]) != 0
+    assert "--metric: measure 'bogus@10'" in capsys.readouterr().err
+    assert main(["tune", *_files(collection), "--fusions", "average"]) != 0
+    assert "--fusions: unknown fusion 'average'" in capsys.readouterr().err
 
 
 def test_a_bad_grid_option_is_a_one_line_error(collection, capsys):
@@ -129,7 +157,7 @@ def test_cross_validation_picks_by_the_other_folds():
     assert held_out == {"a": pytest.approx(0.5), "b": pytest.approx(0.5)}
     # fold 1 is scored by the best on fold 2 (b: 0.5), fold 2 by the best on fold 1 (a: 0.0)
     assert selected["rows"] == ["b", "a"]
-    assert selected["map"] == pytest.approx(0.25)
+    assert selected["score"] == pytest.approx(0.25)
 
 
 def test_the_evaluation_names_combined_embeddings():
@@ -140,3 +168,27 @@ def test_the_evaluation_names_combined_embeddings():
     combined = {"source": "combination", "parts": [glove, trained, {"source": "levenshtein"}]}
     assert _embeddings_name(combined) == "GloVe + fasttext trained"
     assert _embeddings_name({"source": "identity"}) == "none"
+
+
+@pytest.mark.integration
+def test_bm25_can_stem_english_words(tmp_path, es_url, capsys):
+    docs = tmp_path / "docs.jsonl"
+    texts = {"a": "studies of turbulent flows", "b": "a recipe for bread", "c": "stock prices"}
+    docs.write_text("".join(json.dumps({"id": i, "text": t}) + "\n" for i, t in texts.items()))
+    topics, qrels = tmp_path / "topics.tsv", tmp_path / "qrels.txt"
+    topics.write_text("q1\tstudying the flow\n")
+    qrels.write_text("q1 0 a 1\n")
+    results = {}
+    for analyzer in ("standard", "english"):
+        summary = tmp_path / f"{analyzer}.json"
+        status = main([
+            "eval", "collection", "--corpus", str(docs), "--topics", str(topics),
+            "--qrels", str(qrels), "--embeddings", "none", "--bm25-analyzer", analyzer,
+            "--es-url", es_url, "--json", str(summary), "--quiet",
+        ])  # fmt: skip
+        assert status == 0
+        results[analyzer] = json.loads(summary.read_text())["collections"][0]["methods"]
+    # "studying the flow" shares no word with "studies of turbulent flows"; their stems do
+    assert results["standard"]["bm25"]["AP"] == 0.0
+    assert results["english"]["bm25"]["AP"] == pytest.approx(1.0)
+    capsys.readouterr()

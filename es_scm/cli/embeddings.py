@@ -20,30 +20,46 @@ positive_int = argparse_type(POSITIVE_INT)
 
 
 def add_training_options(parser: argparse.ArgumentParser) -> None:
-    """How ``--embeddings train[:word2vec|fasttext]`` trains (:mod:`es_scm.similarity.training`)."""
+    """How vectors are trained for ``--embeddings auto`` or ``train[:METHOD]``
+    (:mod:`es_scm.similarity.training`)."""
     d = TRAINING_DEFAULTS
-    group = parser.add_argument_group("embeddings trained with --embeddings train[:METHOD]")
+    group = parser.add_argument_group(
+        "embeddings trained for --embeddings auto or train[:METHOD]",
+        "Unset options are scaled to the corpus: fastText below 2 million tokens, word2vec "
+        "above; epochs round(10,000/√tokens) within [1, 100].",
+    )
     group.add_argument(
         "--train-corpus",
         metavar="PATH",
-        help="train on this background corpus (any corpus format; default: the model's corpus)",
+        help="train on this background corpus (any corpus format; default: the model's corpus); "
+        "or train once with `es-scm embeddings train` and pass the file to --embeddings",
     )
     for name, help_text in (
         ("vector_size", "dimensions"),
         ("window", "context window"),
         ("min_count", "ignore rarer words"),
         ("epochs", "passes over the corpus"),
-        ("seed", "random seed (training is deterministic: one thread)"),
+        ("seed", "random seed"),
+        ("workers", "training threads"),
     ):
         flag = "--train-" + name.replace("_", "-").replace("vector-size", "size")
+        default = d[name]
+        shown = "scaled to the corpus" if default is None else default
+        if name == "workers":
+            shown = "one while training takes seconds, else every CPU"
         group.add_argument(
             flag,
             dest=f"train_{name}",
             type=positive_int,
-            default=d[name],
+            default=default,
             metavar="N",
-            help=f"{help_text} (default {d[name]})",
+            help=f"{help_text} (default: {shown})",
         )
+    group.add_argument(
+        "--deterministic",
+        action="store_true",
+        help="train on one thread: the same corpus gives the same vectors, bit for bit",
+    )
     group.add_argument(
         "--train-cache",
         metavar="DIR",
@@ -51,8 +67,12 @@ def add_training_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+_TRAINING_KEYS = ("vector_size", "window", "min_count", "epochs", "seed", "workers")
+
+
 def training_from_args(args: argparse.Namespace, spec: str | None = None) -> EmbeddingTraining:
-    """The :class:`EmbeddingTraining` of ``--embeddings train[:METHOD]`` and ``--train-*``."""
+    """The :class:`EmbeddingTraining` of ``--embeddings train[:METHOD]`` (or ``auto``) and
+    ``--train-*``, with a progress bar (the time left) unless ``--no-progress``."""
     spec = spec or args.embeddings
     from es_scm.similarity.training import EmbeddingTraining
 
@@ -61,19 +81,33 @@ def training_from_args(args: argparse.Namespace, spec: str | None = None) -> Emb
         if not Path(args.train_corpus).exists():
             raise CLIError(f"--train-corpus not found: {args.train_corpus}")
         corpus = _Texts(args.train_corpus)
-    keys = ("vector_size", "window", "min_count", "epochs", "seed")
-    options = {key: getattr(args, f"train_{key}") for key in keys}
-    bar = progress_bar(options["epochs"], getattr(args, "no_progress", False), unit="epoch")
+    options = {key: getattr(args, f"train_{key}") for key in _TRAINING_KEYS}
+    options = {key: value for key, value in options.items() if value is not None}
+    bar = progress_bar(None, getattr(args, "no_progress", False), unit="sentence")
     try:
         return EmbeddingTraining.from_spec(
-            spec,
+            spec if spec.lower().startswith("train") else "train",
             **options,
+            deterministic=args.deterministic,
             corpus=corpus,
             cache_dir=args.train_cache,
-            progress=None if bar is None else lambda done, total: bar.update(done - bar.n),
+            progress=None if bar is None else _updater(bar),
         )
     except ValueError as error:
         raise CLIError(f"--embeddings {spec}: {error}") from error
+
+
+def _updater(bar: Any) -> Any:
+    """``progress(done, total)`` that moves a tqdm bar (its total set on the first call)."""
+
+    def update(done: int, total: int) -> None:
+        if bar.total != total:
+            bar.reset(total=total)
+        bar.update(done - bar.n)
+        if done >= total:
+            bar.close()
+
+    return update
 
 
 def load_embeddings(args: argparse.Namespace) -> Any:
@@ -93,8 +127,8 @@ def load_embeddings(args: argparse.Namespace) -> Any:
         except ValueError:
             raise CLIError(f"--embeddings {part}: expected WEIGHT*SOURCE") from None
         source = _load_one(args, spec.strip())
-        if source is None:
-            raise CLIError("--embeddings: none cannot be combined")
+        if source is None or spec.strip().lower() == "auto":
+            raise CLIError(f"--embeddings: {spec.strip()} cannot be combined")
         weighted.append((value, source))
     if any(w <= 0 for w, _ in weighted) or sum(w for w, _ in weighted) > 1 + 1e-9:
         raise CLIError("--embeddings: combined weights must be positive, summing to at most 1")
@@ -106,6 +140,10 @@ def _load_one(args: argparse.Namespace, name: str) -> Any:
 
     if name.lower() == "none":
         return None
+    if name.lower() == "auto":
+        from es_scm.model.auto import AutoEmbeddings
+
+        return AutoEmbeddings(training=training_from_args(args, name))
     if name.lower().startswith("train"):
         return training_from_args(args, name)
     if name.lower() == GLOVE_EMBEDDINGS:

@@ -1,8 +1,10 @@
-"""``es-scm eval semeval|trec``: retrieval quality, built from the same options as ``model build``.
+"""``es-scm eval semeval|trec|collection``: retrieval quality, of a model built from the same
+options as ``model build`` (or, for ``collection``, of a saved model and an existing index).
 
 es-scm eval semeval --xml dev.xml --gold dev.xml.subtaskB.relevancy
 es-scm eval trec --collection cranfield cisi cacm --data ../shared/data/ir-collections
 es-scm eval collection --corpus docs.jsonl --topics topics.tsv --qrels qrels.txt --run scm.run
+es-scm eval collection --model news-model --index news --topics q.jsonl --qrels qrels.tsv
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import Any
 from es_scm.cli.errors import EXIT_OK, EXIT_USAGE, CLIError
 from es_scm.cli.options import (
     Command,
+    add_bm25_analyzer,
     add_hybrid_options,
     add_judged_collection_options,
     add_model_options,
@@ -24,10 +27,12 @@ from es_scm.cli.options import (
     hybrid_kwargs,
     judged_collection_from_args,
     load_embeddings,
+    load_model,
     model_options,
     no_arguments,
     positive_int,
 )
+from es_scm.cli.progress import progress_messages
 
 logger = logging.getLogger(__name__)
 
@@ -99,18 +104,61 @@ def add_trec_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def add_collection_arguments(parser: argparse.ArgumentParser) -> None:
-    group = add_judged_collection_options(parser, "topics and judgments")
-    group.add_argument("--name", help="the collection's name in the table (default: the corpus's)")
+    from es_scm.evaluation.trec import MEASURES
+
+    corpus_help = (
+        "the documents: JSONL (BEIR's corpus.jsonl too), CSV/TSV, a directory of .txt files or a "
+        "text file with one a line (not needed with --index)"
+    )
+    group = add_judged_collection_options(parser, "topics and judgments", corpus_help)
+    group.add_argument(
+        "--name", help="the collection's name in the table (default: the corpus's or the index's)"
+    )
     group.add_argument(
         "--depth", type=positive_int, default=100, help="documents retrieved per topic (100)"
     )
+    group.add_argument(
+        "--metrics",
+        nargs="+",
+        default=list(MEASURES),
+        metavar="MEASURE",
+        help="the ir_measures measures to report, e.g. AP@100 nDCG@10 R@1000 P@10 RR "
+        f"(default {' '.join(MEASURES)}; AP is over the --depth retrieved and shows as MAP)",
+    )
     group.add_argument("--run", metavar="FILE", help="write the SCM's run in TREC format")
     group.add_argument("--run-dir", metavar="DIR", help="write every method's TREC run here")
+    saved = parser.add_argument_group("a saved model and an existing index")
+    saved.add_argument(
+        "--model",
+        metavar="DIR",
+        help="evaluate this saved model (es-scm model build) instead of building one from the "
+        "corpus; the model-building options must then keep their defaults",
+    )
+    saved.add_argument(
+        "--index",
+        metavar="NAME",
+        help="evaluate this existing index (or alias), built with --model by es-scm index: "
+        "nothing is indexed or deleted, and --corpus is not needed",
+    )
     parser.set_defaults(max_queries=None)
     _add_evaluation_options(parser)
 
 
 def _add_evaluation_options(parser: argparse.ArgumentParser) -> None:
+    _add_model_building_options(parser)
+    add_hybrid_options(parser, "BM25 + SCM (hybrid search)")
+    add_bm25_analyzer(parser)
+    group = parser.add_argument_group("output and index")
+    group.add_argument("--json", metavar="FILE", help="write the scores and settings as JSON")
+    group.add_argument(
+        "--index-name", metavar="NAME", help="index to create (default es-scm-eval-…-<random>)"
+    )
+    group.add_argument("--keep-index", action="store_true", help="do not delete the index")
+    group.add_argument("--quiet", action="store_true", help="no progress messages on stderr")
+
+
+def _add_model_building_options(parser: argparse.ArgumentParser) -> None:
+    """How the evaluation builds its model: ``model build``'s options and word2vec's."""
     add_model_options(parser)
     word2vec = parser.add_argument_group("word2vec trained on a corpus (instead of --embeddings)")
     word2vec.add_argument(
@@ -135,14 +183,6 @@ def _add_evaluation_options(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help="train on the first N texts (paragraphs) of the corpus only",
     )
-    add_hybrid_options(parser, "BM25 + SCM (hybrid search)")
-    group = parser.add_argument_group("output and index")
-    group.add_argument("--json", metavar="FILE", help="write the scores and settings as JSON")
-    group.add_argument(
-        "--index-name", metavar="NAME", help="index to create (default es-scm-eval-…-<random>)"
-    )
-    group.add_argument("--keep-index", action="store_true", help="do not delete the index")
-    group.add_argument("--quiet", action="store_true", help="no progress messages on stderr")
 
 
 def _choose(args: argparse.Namespace) -> int:
@@ -168,10 +208,15 @@ def _embeddings(args: argparse.Namespace) -> Any:
 
 def _settings(args: argparse.Namespace, model: Any, embeddings: Any) -> dict[str, Any]:
     description = model.describe()
+    if getattr(args, "model", None):  # a saved model: its options are in its description
+        built = {"model": args.model, "index": args.index}
+    else:
+        options = model_options(args)
+        built = {"word2vec_corpus": args.word2vec_corpus}
+        built.update({key: value for key, value in options.items() if "weighting" not in key})
     return {
         "embeddings": _embeddings_name(description["similarity"]),
-        "word2vec_corpus": args.word2vec_corpus,
-        **{key: value for key, value in model_options(args).items() if "weighting" not in key},
+        **built,
         "weighting": description["document_weighting"],
         "query_weighting": description["query_weighting"],
         "hybrid": hybrid_kwargs(args),
@@ -191,17 +236,11 @@ def _embeddings_name(info: dict[str, Any]) -> str:
     return str(info.get("embeddings", {}).get("name", "none"))
 
 
-def _quiet(args: argparse.Namespace) -> None:
-    """Progress messages are on by default for evaluations (long runs), off with --quiet."""
-    if not getattr(args, "verbose", False):
-        logging.getLogger("es_scm").setLevel(logging.WARNING if args.quiet else logging.INFO)
-
-
 def run_semeval(args: argparse.Namespace) -> int:
     """``es-scm eval semeval``: print the markdown table; write JSON files on request."""
     from es_scm.evaluation import semeval, semeval_data
 
-    _quiet(args)
+    progress_messages(args)  # on by default for evaluations (long runs), off with --quiet
     questions = semeval_data.read_semeval(args.xml, args.gold)
     related = sum(len(q.related) for q in questions)
     logger.info("read %d original and %d related questions", len(questions), related)
@@ -216,6 +255,7 @@ def run_semeval(args: argparse.Namespace) -> int:
         index_name=args.index_name,
         keep_index=args.keep_index,
         settings=settings,
+        text_analyzer=args.bm25_analyzer,
     )
     print(report.markdown())
     if args.json:
@@ -249,8 +289,50 @@ def _read_collections(args: argparse.Namespace) -> list[Any]:
 
 def run_collection_command(args: argparse.Namespace) -> int:
     """``es-scm eval collection``: any corpus, topics and qrels; print the table."""
-    collection = judged_collection_from_args(args, name=args.name)
+    from es_scm.evaluation.trec import check_measures
+
+    progress_messages(args)
+    if args.index and not args.model:
+        raise CLIError("--index NAME needs --model DIR, the model it was built with", EXIT_USAGE)
+    if args.index and args.index_name:
+        message = "--index evaluates an existing index, --index-name names a new one: give one"
+        raise CLIError(message, EXIT_USAGE)
+    if not args.corpus and not args.index:
+        raise CLIError("give --corpus PATH (or --index NAME and --model DIR)", EXIT_USAGE)
+    if args.index and args.bm25_analyzer:
+        message = "--bm25-analyzer applies to the index an evaluation makes, not to --index"
+        raise CLIError(message, EXIT_USAGE)
+    if args.model:
+        _refuse_building_options(args)
+    try:
+        args.metrics = check_measures(args.metrics)
+    except ValueError as error:
+        raise CLIError(f"--metrics: {error}", EXIT_USAGE) from None
+    if args.index and args.corpus:
+        logger.info("--index %s holds the documents: --corpus is not read", args.index)
+        args.corpus = None
+    collection = judged_collection_from_args(args, name=args.name or args.index)
     return _evaluate(args, [collection])
+
+
+def _refuse_building_options(args: argparse.Namespace) -> None:
+    """With a saved model, an option that would change how a model is built is a mistake."""
+    parser = argparse.ArgumentParser(add_help=False)
+    _add_model_building_options(parser)
+    defaults = vars(parser.parse_args([]))
+    given = [
+        "--[no-]" + action.dest.replace("_", "-")
+        if isinstance(action, argparse.BooleanOptionalAction)
+        else action.option_strings[0]
+        for action in parser._actions
+        if action.option_strings and getattr(args, action.dest) != defaults[action.dest]
+    ]
+    if given:
+        raise CLIError(
+            f"--model {args.model} is a saved model: drop {', '.join(given)} (options that "
+            "build a model)",
+            EXIT_USAGE,
+        )
 
 
 def run_trec(args: argparse.Namespace) -> int:
@@ -259,24 +341,26 @@ def run_trec(args: argparse.Namespace) -> int:
 
 
 def _evaluate(args: argparse.Namespace, collections: list[Any]) -> int:
-    from es_scm.evaluation.trec import run_collection, write_trec_run
+    from es_scm.evaluation.trec import MEASURES, run_collection, write_trec_run
     from es_scm.model import SoftCosineModel
 
-    _quiet(args)
-    embeddings = _embeddings(args)
+    progress_messages(args)  # on by default for evaluations (long runs), off with --quiet
+    saved = load_model(args.model) if getattr(args, "model", None) else None
+    embeddings = None if saved is not None else _embeddings(args)
     client = client_from_args(args)
     reports = []
     for collection in collections:
         if args.max_queries:
             kept = list(collection.judged_queries())[: args.max_queries]
             collection.queries = {q: collection.queries[q] for q in kept}
-        model = SoftCosineModel.build(
+        model = saved or SoftCosineModel.build(
             collection.documents.values(), embeddings, **model_options(args)
         )
+        existing = getattr(args, "index", None)
         logger.info(
-            "%s: %d documents, %d judged queries, %d terms",
+            "%s: %s, %d judged queries, %d terms",
             collection.name,
-            len(collection.documents),
+            f"index {existing}" if existing else f"{len(collection.documents)} documents",
             len(collection.judged_queries()),
             len(model.terms),
         )
@@ -289,6 +373,9 @@ def _evaluate(args: argparse.Namespace, collections: list[Any]) -> int:
             index_name=args.index_name,
             keep_index=args.keep_index,
             settings=_settings(args, model, embeddings),
+            measures=getattr(args, "metrics", MEASURES),
+            existing_index=existing,
+            text_analyzer=args.bm25_analyzer,
         )
         reports.append(report)
         if getattr(args, "run", None):
@@ -331,13 +418,19 @@ COLLECTION = Command(
     "collection",
     "MAP, nDCG@10, R@100 of BM25, SCM and BM25 + SCM on your corpus, topics and qrels",
     "es-scm eval collection --corpus docs.jsonl --topics topics.tsv --qrels qrels.txt "
-    "--run scm.run",
+    "--run scm.run\n"
+    "es-scm eval collection --corpus scifact/corpus.jsonl --topics scifact/queries.jsonl \\\n"
+    "    --qrels scifact/qrels/test.tsv --model scifact-model --metrics nDCG@10 R@100\n"
+    "es-scm eval collection --model news-model --index news --topics topics.jsonl "
+    "--qrels qrels.tsv",
     add_collection_arguments,
     run_collection_command,
     ("common", "connection"),
-    "Index your corpus (any format that es-scm index reads), rank your topics (JSONL, TSV or a "
-    "TREC topic file) with BM25, the SCM and BM25 + SCM through Elasticsearch, and score them "
-    "against TREC qrels with ir_measures; write TREC run files on request.",
+    "Index your corpus (any format that es-scm index reads, BEIR's corpus.jsonl too) with a model "
+    "built from the options or a saved one (--model), or take an existing index (--index); rank "
+    "your topics (JSONL, TSV or a TREC topic file) with BM25, the SCM and BM25 + SCM through "
+    "Elasticsearch, and score them against TREC or BEIR qrels with ir_measures (--metrics); write "
+    "TREC run files and, with --json, every query's scores on request.",
 )
 COMMAND = Command(
     "eval",

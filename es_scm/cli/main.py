@@ -29,14 +29,25 @@ import traceback
 from typing import Any
 
 from es_scm._version import __version__
-from es_scm.cli import delete, demo, es, evaluate, index, model, search, similarity, tune
+from es_scm.cli import (
+    delete,
+    demo,
+    es,
+    evaluate,
+    index,
+    model,
+    search,
+    similarity,
+    tune,
+    vectors,
+)
 from es_scm.cli.errors import EXIT_ERROR, EXIT_INTERRUPTED, EXIT_USAGE, describe
 from es_scm.cli.options import Parents, es_url, register, secrets
 from es_scm.elastic.connection import redact, redact_url
 
 __all__ = ["build_parser", "main"]
 
-COMMANDS = (es, model, index, delete, search, similarity, demo, evaluate, tune)
+COMMANDS = (es, model, index, delete, search, similarity, demo, evaluate, tune, vectors)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -31,6 +31,9 @@ def add_build_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", required=True, metavar="DIR", help="where to save the model")
     parser.add_argument("--force", action="store_true", help="overwrite a model in DIR")
     parser.add_argument(
+        "--no-progress", action="store_true", help="no progress bar while vectors are trained"
+    )
+    parser.add_argument(
         "--n-jobs",
         type=n_jobs,
         metavar="N",
@@ -88,6 +91,9 @@ def run_build(args: argparse.Namespace) -> int:
         f"S with {nnz:,} non-zeros ({nnz / len(model.terms):.1f} per term), built in "
         f"{seconds:.1f}s"
     )
+    auto = model.similarity_matrix.build_info.get("auto")
+    if auto:
+        print(f"embeddings auto: {auto['choice']} ({auto['reason']})")
     print(f"saved to {out}")
     print(f"next: es-scm index --model {out} --index NAME --corpus {args.corpus}")
     return EXIT_OK
@@ -108,9 +114,21 @@ def run_info(args: argparse.Namespace) -> int:
         ("query weighting", description["query_weighting"]),
     ]
     built = sorted(_flatten(description["similarity"]), key=lambda item: item[0] != "source")
-    rows += [(f"S {key}", _value(value)) for key, value in built]
+    auto = description["similarity"].get("auto")
+    if auto:
+        rows.append(("S chosen (embeddings auto)", f"{auto['choice']}: {auto['reason']}"))
+    rows += [(f"S {key}", _value(value)) for key, value in built if not key.startswith("auto.")]
     if not description["similarity"]:
         rows.append(("S built with", "not recorded (a model saved by an older es-scm)"))
+    unseen = len(model.unseen) if model.unseen is not None else 0
+    rows.append(("unseen query words", f"{unseen:,} words outside the terms get a column of S"))
+    hybrid = model.hybrid
+    rows.append(
+        (
+            "hybrid search",
+            json.dumps(hybrid) if hybrid else "the defaults (es-scm tune saves a model's own)",
+        )
+    )
     rows.append(("tokenizer", json.dumps(tokenizer, sort_keys=True, ensure_ascii=False)))
     rows.append(("stop words", _stop_words(stop_words)))
     width = max(len(label) for label, _ in rows)

@@ -164,22 +164,37 @@ def client_from_args(args: argparse.Namespace) -> Elasticsearch:
 # -- corpus -------------------------------------------------------------------------------------
 
 
-def add_corpus_options(parser: argparse.ArgumentParser) -> None:
-    """``--corpus`` and how to read it."""
+def add_corpus_options(
+    parser: argparse.ArgumentParser, required: bool = True, corpus_help: str | None = None
+) -> None:
+    """``--corpus`` (``required`` or not, with ``corpus_help`` to say when) and how to read it."""
     from es_scm.corpus import FORMATS
 
     group = parser.add_argument_group("corpus")
     group.add_argument(
         "--corpus",
-        required=True,
+        required=required,
         metavar="PATH",
-        help="JSONL, CSV/TSV, a directory of .txt files, or a text file with one document a line",
+        help=corpus_help
+        or "JSONL, CSV/TSV, a directory of .txt files, or a text file with one document a line",
     )
     group.add_argument(
         "--format", choices=FORMATS, help="force the corpus format (default: from the suffix)"
     )
-    group.add_argument("--id-field", default="id", help="JSONL field / CSV column of the ids")
+    group.add_argument(
+        "--id-field",
+        default="id",
+        help="JSONL field / CSV column of the ids (default id; a record without id takes _id, "
+        "as in BEIR corpora)",
+    )
     group.add_argument("--text-field", default="text", help="JSONL field / CSV column of the text")
+    group.add_argument(
+        "--title-field",
+        default="title",
+        metavar="FIELD",
+        help="JSONL field / CSV column of a title, searched with the text: a document's text is "
+        "its title, a newline and its text (default title; --title-field '' for none)",
+    )
     group.add_argument("--encoding", default="utf-8", help="the corpus encoding (default utf-8)")
 
 
@@ -192,6 +207,7 @@ def read_documents(args: argparse.Namespace) -> Iterator[Document]:
         args.format,
         id_field=args.id_field,
         text_field=args.text_field,
+        title_field=args.title_field or None,
         encoding=args.encoding,
     )
 
@@ -315,33 +331,47 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
 
 
 def add_hybrid_options(parser: argparse.ArgumentParser, title: str) -> None:
-    """How hybrid search fuses BM25 and the SCM (:mod:`es_scm.elastic.hybrid`)."""
+    """How hybrid search fuses BM25 and the SCM (:mod:`es_scm.fusion`); unset: the model's own
+    (what ``es-scm tune`` saved), else :data:`~es_scm.defaults.HYBRID_DEFAULTS`."""
     d = HYBRID_DEFAULTS
-    group = parser.add_argument_group(title)
+    group = parser.add_argument_group(
+        title, "Unset options take the model's own (saved by es-scm tune), else the defaults."
+    )
     group.add_argument(
         "--fusion",
         choices=FUSIONS,
-        default=d["fusion"],
-        help=f"reciprocal rank fusion or min-max linear interpolation (default {d['fusion']})",
+        help=f"max: α·BM25/max + (1−α)·SCM/max; linear: the same min-max normalized; zscore: "
+        f"standardized; rrf: reciprocal rank fusion (default {d['fusion']})",
     )
     group.add_argument(
         "--alpha",
         type=argparse_type(FRACTION, float),
-        default=d["alpha"],
-        help=f"weight of BM25 in linear fusion (default {d['alpha']})",
+        help=f"weight of BM25 in a max, linear or zscore fusion (default {d['alpha']})",
     )
     group.add_argument(
         "--rrf-k",
         type=non_negative_int,
-        default=d["rrf_k"],
         metavar="K",
         help=f"the constant of reciprocal rank fusion (default {d['rrf_k']})",
     )
 
 
+def add_bm25_analyzer(parser: argparse.ArgumentParser) -> None:
+    """``--bm25-analyzer``: the analyzer of the BM25 field of the index an evaluation makes."""
+    parser.add_argument(
+        "--bm25-analyzer",
+        metavar="NAME",
+        help="analyzer of BM25's text field in the index made for the evaluation, e.g. english "
+        "(Porter stemming and English stop words: the fair BM25 for English text; built into "
+        "Elasticsearch, and served by the local runner's plugin); default standard",
+    )
+
+
 def hybrid_kwargs(args: argparse.Namespace) -> dict[str, Any]:
-    """The hybrid options of :func:`add_hybrid_options`, for ``Searcher.search``."""
-    return {"fusion": args.fusion, "alpha": args.alpha, "rrf_k": args.rrf_k}
+    """The hybrid options given on the command line (:func:`add_hybrid_options`), for
+    ``Searcher.search`` in hybrid mode; the unset ones are left out."""
+    given = {"fusion": args.fusion, "alpha": args.alpha, "rrf_k": args.rrf_k}
+    return {key: value for key, value in given.items() if value is not None}
 
 
 def model_options(args: argparse.Namespace) -> dict[str, Any]:
@@ -424,13 +454,26 @@ def no_arguments(parser: argparse.ArgumentParser) -> None:
     """The ``add_arguments`` of a command that has none of its own."""
 
 
-def add_judged_collection_options(parser: argparse.ArgumentParser, title: str) -> Any:
+def add_judged_collection_options(
+    parser: argparse.ArgumentParser, title: str, corpus_help: str | None = None
+) -> Any:
     """The corpus options, ``--topics``, ``--qrels`` and ``--topic-fields``; returns the group
-    (titled ``title``) for the command's own options."""
-    add_corpus_options(parser)
+    (titled ``title``) for the command's own options. With ``corpus_help``, ``--corpus`` is
+    optional and that help says when it is needed."""
+    add_corpus_options(parser, required=corpus_help is None, corpus_help=corpus_help)
     group = parser.add_argument_group(title)
-    group.add_argument("--topics", required=True, metavar="FILE", help="JSONL, TSV or TREC topics")
-    group.add_argument("--qrels", required=True, metavar="FILE", help="TREC qrels")
+    group.add_argument(
+        "--topics",
+        required=True,
+        metavar="FILE",
+        help="JSONL (id or _id, and text: BEIR's queries.jsonl), TSV (id<TAB>text) or TREC topics",
+    )
+    group.add_argument(
+        "--qrels",
+        required=True,
+        metavar="FILE",
+        help="TREC qrels (qid iter docid rel), or BEIR's qrels TSV (qid docid rel, a header line)",
+    )
     group.add_argument(
         "--topic-fields",
         nargs="+",
@@ -453,6 +496,8 @@ def judged_collection_from_args(args: argparse.Namespace, name: str | None = Non
         corpus_format=args.format,
         id_field=args.id_field,
         text_field=args.text_field,
+        title_field=args.title_field or None,
+        encoding=args.encoding,
         topic_fields=args.topic_fields,
     )
     if not collection.judged_queries():

@@ -1,13 +1,28 @@
-"""Progress bars of the command line (tqdm, from the ``cli`` extra)."""
+"""Progress on stderr: bars (tqdm, from the ``cli`` extra) and the messages of long commands."""
 
 from __future__ import annotations
 
+import argparse
+import logging
 import sys
 from typing import Any
 
 from es_scm.extras import require
 
-__all__ = ["progress_bar"]
+__all__ = ["progress_bar", "progress_messages"]
+
+
+def progress_messages(args: argparse.Namespace, logger: str = "es_scm") -> None:
+    """Show the progress messages of ``logger`` (INFO) unless ``--quiet``; ``-v`` shows them all.
+
+    Long commands (``eval``, ``tune``) report progress by default; ``-v`` has set every es-scm
+    logger to INFO already.
+    """
+    target = logging.getLogger(logger)
+    if getattr(args, "verbose", False):
+        target.setLevel(logging.INFO if logger == "es_scm" else logging.NOTSET)
+    else:
+        target.setLevel(logging.WARNING if getattr(args, "quiet", False) else logging.INFO)
 
 
 def progress_bar(total: int | None, disable: bool, unit: str = "doc") -> Any:

@@ -1,4 +1,8 @@
-"""``es-scm search``: search an index with the soft cosine measure."""
+"""``es-scm search``: search an index with the soft cosine measure, one query or a batch.
+
+A batch (``--queries FILE --run OUT``) is any topics file that ``es-scm eval`` reads; its hits go
+to a TREC run file, ``qid Q0 docid rank score tag`` a line.
+"""
 
 from __future__ import annotations
 
@@ -6,8 +10,10 @@ import argparse
 import json
 import shutil
 import sys
+import time
+from typing import Any
 
-from es_scm.cli.errors import EXIT_OK, CLIError
+from es_scm.cli.errors import EXIT_OK, EXIT_USAGE, CLIError
 from es_scm.cli.explain import add_explain_options, explain_top, explanation_lines
 from es_scm.cli.index import shorten
 from es_scm.cli.options import (
@@ -47,9 +53,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--depth",
         type=positive_int,
-        default=HYBRID_DEFAULTS["depth"],
         help="hybrid: candidates each side retrieves, at least k "
-        f"(default {HYBRID_DEFAULTS['depth']})",
+        f"(default: the model's, else {HYBRID_DEFAULTS['depth']})",
     )
     parser.add_argument(
         "--from",
@@ -61,7 +66,30 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--json", action="store_true", help="one JSON object per hit")
     add_explain_options(parser)
-    parser.add_argument("query", nargs="+", metavar="QUERY", help="the query text")
+    batch = parser.add_argument_group("a batch of queries (instead of QUERY)")
+    batch.add_argument(
+        "--queries",
+        metavar="FILE",
+        help="search every query of this file: JSONL (id or _id, and text: BEIR's queries.jsonl), "
+        "TSV (id<TAB>text) or TREC topics; needs --run",
+    )
+    batch.add_argument(
+        "--run", metavar="OUT", help="write the --queries' top k to OUT as a TREC run file"
+    )
+    batch.add_argument(
+        "--tag", help="the run's tag, its last column (default: the mode, e.g. exact)"
+    )
+    batch.add_argument(
+        "--topic-fields",
+        nargs="+",
+        default=["title"],
+        choices=["title", "desc", "narr"],
+        help="fields of TREC topics to query with (default title)",
+    )
+    batch.add_argument(
+        "--no-progress", action="store_true", help="no progress bar for a batch on a terminal"
+    )
+    parser.add_argument("query", nargs="*", metavar="QUERY", help="the query text")
 
 
 def filter_clause(text: str) -> dict:
@@ -84,15 +112,35 @@ def filter_clause(text: str) -> dict:
     return {"term": {field: value}}
 
 
+def search_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The hybrid options of ``Searcher.search``, alike for one QUERY and for ``--queries``.
+
+    They apply to ``--mode hybrid`` only: given with another mode, they are an error.
+    """
+    given = {**hybrid_kwargs(args), **({"depth": args.depth} if args.depth else {})}
+    if given and args.mode != "hybrid":
+        flag = "--" + next(iter(given)).replace("_", "-")
+        raise CLIError(f"{flag} applies to --mode hybrid only", EXIT_USAGE)
+    return given
+
+
 def run(args: argparse.Namespace) -> int:
     from es_scm.elastic import Searcher
 
+    if bool(args.query) == bool(args.queries):
+        raise CLIError(
+            "give one QUERY or --queries FILE" + (", not both" if args.query else ""), EXIT_USAGE
+        )
+    if args.queries:
+        return run_batch(args)
+    if args.run or args.tag:
+        raise CLIError("--run and --tag go with --queries FILE", EXIT_USAGE)
     query = " ".join(args.query).strip()
     if not query:
         raise CLIError("empty query")
     model = load_model(args.model)
     searcher = Searcher(client_from_args(args), args.index, model)
-    options = {**hybrid_kwargs(args), "depth": args.depth}
+    options = search_options(args)
     result = searcher.search(
         query,
         args.k,
@@ -133,16 +181,81 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def run_batch(args: argparse.Namespace) -> int:
+    """``--queries FILE --run OUT``: the top k of every query, as a TREC run file."""
+    from es_scm.cli.progress import progress_bar
+    from es_scm.elastic import NotProvenError, Searcher
+    from es_scm.evaluation.topics import read_topics
+    from es_scm.evaluation.trec import write_trec_run
+
+    if not args.run:
+        raise CLIError("--queries needs --run OUT, the TREC run file to write", EXIT_USAGE)
+    for flag, given in (("--json", args.json), ("--explain", args.explain), ("--from", args.from_)):
+        if given:
+            raise CLIError(f"{flag} is for one QUERY, not for --queries", EXIT_USAGE)
+    tag = args.mode if args.tag is None else args.tag
+    if not tag or len(tag.split()) != 1:
+        raise CLIError(
+            f"--tag must be one word (a run file's last column), got {tag!r}", EXIT_USAGE
+        )
+    topics = read_topics(args.queries, args.topic_fields)
+    if not topics:
+        raise CLIError(f"{args.queries}: no queries")
+    searcher = Searcher(client_from_args(args), args.index, load_model(args.model))
+    searcher.check()  # a missing index or another model fails before the first query
+    options = {**search_options(args), "mode": args.mode}
+    ranking: dict[str, dict[str, float]] = {}
+    unproven, pruned = [], 0
+    started = time.perf_counter()
+    bar = progress_bar(len(topics), args.no_progress, unit="query")
+    try:
+        for qid, text in topics.items():
+            try:
+                result = searcher.search(text, args.k, filter=args.filters or None, **options)
+            except NotProvenError as error:  # keep the window's exact scores, say so at the end
+                result = error.result
+                unproven.append(qid)
+            ranking[qid] = {hit.id: hit.score for hit in result.hits}
+            pruned += bool(result.pruned_terms)
+            if bar is not None:
+                bar.update(1)
+    finally:
+        if bar is not None:
+            bar.close()
+    write_trec_run(ranking, args.run, tag)
+    hits = sum(map(len, ranking.values()))
+    empty = sum(1 for docs in ranking.values() if not docs)
+    if pruned:
+        print(
+            f"note: {pruned} queries' expansions were cut to the cluster's clause limit",
+            file=sys.stderr,
+        )
+    if unproven:
+        print(
+            f"note: {len(unproven)} queries' exact top {args.k} could not be proven (e.g. "
+            f"{unproven[0]}); their hits are the largest window's exact scores",
+            file=sys.stderr,
+        )
+    print(
+        f"-- {len(topics)} queries, {hits} hits ({empty} queries without any) written to "
+        f"{args.run}, mode {args.mode}, tag {tag}, {time.perf_counter() - started:.1f} s",
+        file=sys.stderr,
+    )
+    return EXIT_OK
+
+
 COMMAND = Command(
     "search",
     "search an index with the soft cosine measure",
     'es-scm search --model news-model --index news --k 5 "Obama speaks to the media"\n'
     'es-scm search --model news-model --index news --json "flu outbreak" | jq .id\n'
-    'es-scm search --model news-model --index news --explain --explain-top 5 "flu outbreak"',
+    'es-scm search --model news-model --index news --explain --explain-top 5 "flu outbreak"\n'
+    "es-scm search --model news-model --index news --queries queries.jsonl --run news.run --k 100",
     add_arguments,
     run,
     ("common", "connection"),
     "Search an index built with the same model. `exact` (default) rescores Elasticsearch's "
     "candidates with the exact SCM, growing the window until the top k is provably exact; "
-    "`native` returns Elasticsearch's scores (9-bit precision).",
+    "`native` returns Elasticsearch's scores (9-bit precision). With --queries FILE --run OUT, "
+    "search every query of a topics file and write the hits as a TREC run.",
 )

@@ -16,6 +16,7 @@ from typing import Any
 from es_scm.cli.errors import EXIT_OK, CLIError
 from es_scm.cli.options import (
     Command,
+    add_bm25_analyzer,
     add_judged_collection_options,
     add_model_options,
     client_from_args,
@@ -24,6 +25,8 @@ from es_scm.cli.options import (
     model_options,
     positive_int,
 )
+from es_scm.cli.progress import progress_messages
+from es_scm.defaults import FUSIONS, HYBRID_DEFAULTS
 
 logger = logging.getLogger(__name__)
 
@@ -49,7 +52,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--alphas",
         default="",
         metavar="A1,A2,…",
-        help="also tune hybrid search: BM25 weights of the linear fusion (default: none)",
+        help="also tune hybrid search: BM25 weights of the score fusions (default: none; with "
+        "--fusions only, the default weight)",
+    )
+    group.add_argument(
+        "--fusions",
+        default="",
+        metavar="F1,F2,…",
+        help=f"also tune hybrid search with these fusions: {', '.join(FUSIONS)} (default: "
+        f"{HYBRID_DEFAULTS['fusion']} when --alphas is given); --out saves the best one in the "
+        "model, which hybrid search then uses",
+    )
+    group.add_argument(
+        "--metric",
+        default="AP",
+        metavar="MEASURE",
+        help="the ir_measures measure that scores the rows, e.g. AP (the default: over --depth), "
+        "nDCG@10, R@100, P@10",
     )
     group.add_argument("--folds", type=positive_int, default=5, help="cross-validation folds (5)")
     group.add_argument("--depth", type=positive_int, default=100, help="ranked per topic (100)")
@@ -57,11 +76,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--objective",
         choices=("scm", "hybrid"),
         default="scm",
-        help="choose the best model by the SCM's or by hybrid search's MAP (default scm)",
+        help="choose the best model by the SCM's or by hybrid search's --metric (default scm)",
     )
     group.add_argument("--out", metavar="DIR", help="save the best setting's model here")
     group.add_argument("--force", action="store_true", help="overwrite a model in --out")
     group.add_argument("--json", metavar="FILE", help="write every row and the choice as JSON")
+    group.add_argument(
+        "--quiet", action="store_true", help="no progress on stderr (by default a line a setting)"
+    )
+    add_bm25_analyzer(group)
     add_model_options(parser)
 
 
@@ -87,11 +110,31 @@ def _flags(key: str, value: str) -> list[str]:
 
 
 _REQUIRED = ["--corpus", "-", "--topics", "-", "--qrels", "-"]
+#: Options of ``tune`` itself, which ``--grid`` cannot vary.
+_NOT_MODEL_OPTIONS = frozenset(
+    [
+        "corpus",
+        "topics",
+        "qrels",
+        "grid",
+        "out",
+        "alphas",
+        "fusions",
+        "metric",
+        "folds",
+        "depth",
+        "objective",
+        "force",
+        "json",
+        "quiet",
+        "bm25_analyzer",
+    ]
+)
 
 
 def _parse_value(parser: argparse.ArgumentParser, key: str, value: str) -> Any:
     known = set(vars(parser.parse_known_args(_REQUIRED)[0]))  # every option's dest
-    if key not in known or key in ("corpus", "topics", "qrels", "grid", "out"):
+    if key not in known or key in _NOT_MODEL_OPTIONS:
         raise CLIError(f"--grid: {key} is not a model option")
     try:
         namespace, _ = parser.parse_known_args([*_REQUIRED, *_flags(key, value)])
@@ -108,15 +151,19 @@ def _model_parser() -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     """Read the collection, tune, print the table; save the best model and the JSON."""
+    from es_scm.evaluation.trec import check_measures
     from es_scm.evaluation.tuning import expand_grid, tune
 
+    progress_messages(args, "es_scm.evaluation.tuning")  # "setting i/N", unless --quiet
     if args.out and (Path(args.out) / "model.json").exists() and not args.force:
         raise CLIError(f"{args.out} already holds a model; pass --force to overwrite it")
     parser = _model_parser()
     grid = expand_grid(parse_grid(args.grid, parser))
-    alphas = [float(a) for a in args.alphas.split(",") if a.strip()]
-    if any(not 0.0 <= a <= 1.0 for a in alphas):
-        raise CLIError(f"--alphas must be in [0, 1], got {args.alphas}")
+    fusions = fusions_from_args(args)
+    try:
+        (measure,) = check_measures([args.metric])
+    except ValueError as error:
+        raise CLIError(f"--metric: {error}") from error
     collection = judged_collection_from_args(args)
     builder = _Builder(args, parser, collection.documents)
     try:
@@ -125,10 +172,12 @@ def run(args: argparse.Namespace) -> int:
             collection,
             grid,
             builder,
-            alphas=alphas,
+            fusions=fusions,
             folds=args.folds,
             depth=args.depth,
             objective=args.objective,
+            measure=measure,
+            text_analyzer=args.bm25_analyzer,
         )
     except ValueError as error:
         raise CLIError(str(error)) from error
@@ -137,9 +186,36 @@ def run(args: argparse.Namespace) -> int:
         Path(args.json).write_text(json.dumps(report.to_dict(), indent=2) + "\n")
     if args.out:
         best = {k: v for k, v in report.settings[report.best].items() if k in grid[0]}
-        builder(best).save(args.out)
-        print(f"saved the model of {report.best} to {args.out}")
+        model = builder(best)
+        model.hybrid = report.hybrid()
+        model.save(args.out)
+        fused = f", hybrid search fusing by {model.hybrid}" if model.hybrid else ""
+        print(f"saved the model of {report.best} to {args.out}{fused}")
     return EXIT_OK
+
+
+def fusions_from_args(args: argparse.Namespace) -> list[Any]:
+    """The fusions of ``--fusions`` × ``--alphas`` (RRF once), checked, as fusion objects."""
+    from es_scm.fusion import fusion_from
+
+    names = [name.strip() for name in args.fusions.split(",") if name.strip()]
+    try:
+        alphas = [float(a) for a in args.alphas.split(",") if a.strip()]
+    except ValueError:
+        raise CLIError(f"--alphas: expected numbers in [0, 1], got {args.alphas!r}") from None
+    if alphas and not names:
+        names = [HYBRID_DEFAULTS["fusion"]]
+    unknown = [name for name in names if name not in FUSIONS]
+    if unknown:
+        raise CLIError(f"--fusions: unknown fusion {unknown[0]!r} (choose from {FUSIONS})")
+    try:
+        return [
+            fusion_from(name, alpha=alpha)
+            for name in names
+            for alpha in (alphas if name != "rrf" and alphas else [None])
+        ]
+    except ValueError as error:
+        raise CLIError(f"--alphas: {error}") from error
 
 
 class _Builder:
@@ -170,6 +246,7 @@ COMMAND = Command(
     run,
     ("common", "connection"),
     "Build a model per setting of --grid, rank your topics with the exact SCM (and hybrid "
-    "search for --alphas), and report each setting's held-out MAP over k folds of the topics and "
-    "its gain over Elasticsearch's BM25; save the best setting's model with --out.",
+    "search for --fusions/--alphas), and report each setting's held-out --metric over k folds "
+    "of the topics and its gain over Elasticsearch's BM25; save the best setting's model with "
+    "--out, with the best fusion for hybrid search.",
 )

@@ -74,7 +74,9 @@ def explain_stored(
     )
     score = expanded.exact_score(terms, values)
     norms = (expanded.norm, 1.0) if len(terms) else (0.0, 0.0)
-    return explain_vectors(model.similarity_matrix, expanded.weights, y, norms, score, top)
+    return explain_vectors(
+        model.similarity_matrix, expanded.weights, y, norms, score, top, expanded.unseen
+    )
 
 
 def explain_hits(

@@ -5,22 +5,24 @@ Both sides retrieve their own candidates over the same (filtered) documents:
 * **BM25**: Elasticsearch's ``match`` query on the ``text`` field, its top ``depth``;
 * **SCM**: ``exact`` mode's top ``depth``, provably the brute-force top ``depth`` of the SCM.
 
-``depth`` is at least ``from + k`` (default 100). The fused score of a candidate (the union of
-the two lists) is, with :mod:`es_scm.fusion`:
+``depth`` is at least ``from + k`` (default 100). The candidates (the union of the two lists)
+are fused by a fusion of :mod:`es_scm.fusion` (``fusion``: ``max`` by default, ``linear``,
+``zscore`` or ``rrf``; the model's own when it has one, see
+:attr:`es_scm.model.SoftCosineModel.hybrid`):
 
-``fusion="rrf"``
+reciprocal rank fusion (``rrf``)
     Σ over the lists that contain it of 1 / (``rrf_k`` + its rank in the list). A document in
     neither list has no score by definition, so the result is exactly the top k of this fusion.
-``fusion="linear"`` (the default, α = 0.3: see :data:`es_scm.defaults.HYBRID_DEFAULTS`)
-    α · minmax(BM25) + (1 − α) · minmax(SCM), each side min-max normalized over the candidates.
-    Every candidate gets both scores: its exact SCM (from its stored vector) and its BM25 score
-    (a ``match`` restricted to the candidates that BM25 did not return; 0 if no term matches).
-    A document outside both lists has BM25 ≤ the BM25 list's lowest score and SCM ≤ the SCM
-    list's lowest (or 0 when a list holds every match), so its fused score is at most
-    α · scaled(lowest BM25) + (1 − α) · scaled(lowest SCM) under the candidates' normalization;
-    ``exact_guarantee`` is True when the k-th fused score exceeds that bound, i.e. when the
-    result is the exact top k of the linear fusion over every (filtered) document with the
-    candidates' normalization. Otherwise a note says so and a larger ``depth`` may prove it.
+score fusions (``max``, ``linear``, ``zscore``)
+    α · N(BM25) + (1 − α) · N(SCM), each side normalized over the candidates. Every candidate gets
+    both scores: its exact SCM (from its stored vector) and its BM25 score (a ``match``
+    restricted to the candidates that BM25 did not return; 0 if no term matches). A document
+    outside both lists has BM25 ≤ the BM25 list's lowest score and SCM ≤ the SCM list's lowest
+    (or 0 when a list holds every match), so, the fusion being increasing in both, its fused
+    score is at most :meth:`~es_scm.fusion.ScoreFusion.bound` of those; ``exact_guarantee`` is
+    True when the k-th fused score exceeds that bound, i.e. when the result is the exact top k of
+    the fusion over every (filtered) document with the candidates' normalization. Otherwise a
+    note says so and a larger ``depth`` may prove it.
 
 Each hit's ``components`` holds its ``bm25`` and ``scm`` scores (None where a side did not score
 it, with RRF), and ``score`` the fused one.
@@ -35,7 +37,7 @@ from es_scm.defaults import FUSIONS, HYBRID_DEFAULTS
 from es_scm.elastic.calls import Plan, search_call
 from es_scm.elastic.results import Hit, SearchResult
 from es_scm.elastic.schema import TEXT_FIELD, public_source, stored_vector
-from es_scm.fusion import min_max_range, reciprocal_rank_fusion, scale
+from es_scm.fusion import Fusion, ScoreFusion, fusion_from
 from es_scm.model.brute_force import rank
 from es_scm.validation import FRACTION, NON_NEGATIVE_INT, POSITIVE_INT, Options, check
 
@@ -45,7 +47,7 @@ if TYPE_CHECKING:  # pragma: no cover
 #: ``exact(expanded, k, from_, filters)``: the plan of exact mode (its result may be unproven).
 ExactPlan = Callable[["ExpandedQuery", int, int, list], Plan]
 
-__all__ = ["HybridOptions", "hybrid_options", "hybrid_plan"]
+__all__ = ["HybridOptions", "hybrid_options", "hybrid_plan", "make_fusion"]
 
 HybridOptions = dict[str, Any]
 _CONSTRAINTS = {
@@ -56,13 +58,31 @@ _CONSTRAINTS = {
 }
 
 
-def hybrid_options(**given: Any) -> HybridOptions:
-    """The hybrid options: ``fusion``, ``alpha``, ``rrf_k``, ``depth`` (None: the default)."""
-    options = {**HYBRID_DEFAULTS, **{k: v for k, v in given.items() if v is not None}}
-    unknown = sorted(set(options) - set(HYBRID_DEFAULTS))
+def hybrid_options(model_defaults: Mapping[str, Any] | None = None, **given: Any) -> HybridOptions:
+    """The hybrid options: ``fusion``, ``alpha``, ``rrf_k``, ``depth``.
+
+    A ``None`` takes the model's own (``model_defaults``, what ``es-scm tune`` saved), else
+    :data:`~es_scm.defaults.HYBRID_DEFAULTS`. ``alpha`` (``rrf_k``) given for a fusion that does
+    not use it is an error, so that a setting is never silently ignored.
+    """
+    unknown = sorted(set(given) - set(HYBRID_DEFAULTS))
     if unknown:
         raise TypeError(f"unknown hybrid option {unknown[0]!r}")
-    return {name: check(value, name, _CONSTRAINTS[name]) for name, value in options.items()}
+    base = {**HYBRID_DEFAULTS, **(model_defaults or {})}
+    if given.get("fusion") is not None and given["fusion"] != base["fusion"]:
+        base = {**HYBRID_DEFAULTS, "depth": base["depth"]}  # another fusion: its own defaults
+    options = {**base, **{k: v for k, v in given.items() if v is not None}}
+    options = {name: check(options[name], name, _CONSTRAINTS[name]) for name in HYBRID_DEFAULTS}
+    uses_alpha = options["fusion"] != "rrf"
+    unused = "rrf_k" if uses_alpha else "alpha"
+    if given.get(unused) is not None:
+        raise ValueError(f"{unused} does not apply to fusion={options['fusion']!r}")
+    return options
+
+
+def make_fusion(options: HybridOptions) -> Fusion:
+    """The :class:`~es_scm.fusion.Fusion` of checked hybrid options."""
+    return fusion_from(options["fusion"], alpha=options["alpha"], rrf_k=options["rrf_k"])
 
 
 def hybrid_plan(
@@ -92,15 +112,19 @@ def hybrid_plan(
             sources.setdefault(hit.id, hit.source)
     candidates = list(dict.fromkeys([*bm25, *scm]))
     scm_proven = scm_result is None or not scm_result.unproven
-    if options["fusion"] == "rrf":
-        fused = reciprocal_rank_fusion([list(bm25), list(scm)], options["rrf_k"])
+    fusion = make_fusion(options)
+    if not isinstance(fusion, ScoreFusion):
+        fused = fusion.fuse(bm25, scm, candidates)
         proven = scm_proven
         components = {c: {"bm25": bm25.get(c), "scm": scm.get(c)} for c in candidates}
     else:
         full_scm = _exact_scores(expanded, candidates, scm, bm25_hits)
         others = [c for c in candidates if c not in bm25]
         full_bm25 = {**(yield from _bm25_of(index, query, others)), **bm25}
-        fused, bound = _linear(full_bm25, full_scm, candidates, options["alpha"], bm25, scm, depth)
+        fused = fusion.fuse(full_bm25, full_scm, candidates)
+        # a document outside a full list scores at most its lowest; outside a short one, 0
+        outside = tuple(min(side.values()) if len(side) >= depth else 0.0 for side in (bm25, scm))
+        bound = fusion.bound(full_bm25, full_scm, candidates, outside)
         ranked = rank(fused.items())
         proven = scm_proven and (len(ranked) < need or ranked[need - 1][1] > bound)
         components = {
@@ -161,29 +185,3 @@ def _exact_scores(
         if doc_id not in scores:
             scores[doc_id] = expanded.exact_score(*stored_vector(source))
     return {c: scores.get(c, 0.0) for c in candidates}
-
-
-def _linear(
-    bm25: Mapping[str, float],
-    scm: Mapping[str, float],
-    candidates: list[str],
-    alpha: float,
-    bm25_list: Mapping[str, float],
-    scm_list: Mapping[str, float],
-    depth: int,
-) -> tuple[dict[str, float], float]:
-    """Fused scores of the candidates, and the bound on any document outside both lists."""
-    b_low, b_high = min_max_range(bm25, candidates)
-    s_low, s_high = min_max_range(scm, candidates)
-    fused = {
-        c: alpha * scale(bm25.get(c, 0.0), b_low, b_high)
-        + (1.0 - alpha) * scale(scm.get(c, 0.0), s_low, s_high)
-        for c in candidates
-    }
-    # an outside document scores at most each list's lowest score (0 when the list was short)
-    b_out = min(bm25_list.values()) if len(bm25_list) >= depth else 0.0
-    s_out = min(scm_list.values()) if len(scm_list) >= depth else 0.0
-    bound = alpha * max(0.0, scale(b_out, b_low, b_high)) + (1.0 - alpha) * max(
-        0.0, scale(s_out, s_low, s_high)
-    )
-    return fused, bound

@@ -33,6 +33,7 @@ Document-side expansion (an index made with ``expansion="documents"``)
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
@@ -41,6 +42,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from es_scm.elastic.schema import EXPANDED_FIELD, EXPANSIONS, FEATURE_VALUE_ERROR, VECTOR_FIELD
+from es_scm.similarity.unseen import UnseenWord
 from es_scm.validation import POSITIVE_INT, Options, check
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -50,6 +52,8 @@ __all__ = ["FLOAT32_UNIT_ROUNDOFF", "ExpandedQuery", "QueryType", "expand_query"
 
 QueryType = Literal["bool", "sparse_vector"]
 FLOAT32_UNIT_ROUNDOFF = 2.0**-24
+_NO_IDS = np.zeros(0, dtype=np.int64)
+_NO_VALUES = np.zeros(0, dtype=np.float64)
 
 
 @dataclass
@@ -58,8 +62,10 @@ class ExpandedQuery:
 
     The terms sent to Elasticsearch (the expansion's, or the query's own for an index with
     document-side expansion, on ``field``) are ``clause_terms`` with the weights
-    ``clause_weights`` (largest first); ``pruned_terms`` more were left out, whose contribution
-    to any document's x'ᵀy' is at most ``pruned_mass``.
+    ``clause_weights`` (largest first); with document-side expansion, the expansion of the query's
+    words outside the vocabulary, Eᵀx_W, goes to the y' field as ``extra_terms`` with
+    ``extra_weights``. ``pruned_terms`` more were left out, whose contribution to any document's
+    x'ᵀy' is at most ``pruned_mass``.
     """
 
     weights: sp.csr_matrix
@@ -71,11 +77,23 @@ class ExpandedQuery:
     pruned_mass: float
     has_negative: bool
     field: str = VECTOR_FIELD
+    unseen: tuple[UnseenWord, ...] = ()
+    extra_terms: np.ndarray = dataclasses.field(default_factory=lambda: _NO_IDS)
+    extra_weights: np.ndarray = dataclasses.field(default_factory=lambda: _NO_VALUES)
 
     @property
     def clauses(self) -> list[tuple[int, float]]:
-        """``(term id, weight)`` of every term sent."""
+        """``(term id, weight)`` of every term sent on ``field``."""
         return list(zip(self.clause_terms.tolist(), self.clause_weights.tolist(), strict=True))
+
+    @property
+    def clause_count(self) -> int:
+        """Every term sent, on either field."""
+        return len(self.clause_terms) + len(self.extra_terms)
+
+    def _parts(self) -> list[tuple[str, list[tuple[int, float]]]]:
+        extra = list(zip(self.extra_terms.tolist(), self.extra_weights.tolist(), strict=True))
+        return [(self.field, self.clauses)] + ([(VECTOR_FIELD, extra)] if extra else [])
 
     @property
     def empty(self) -> bool:
@@ -96,12 +114,22 @@ class ExpandedQuery:
         ``filter`` clauses restrict the matches without changing any score.
         """
         if query_type == "sparse_vector":
-            vector = {str(term): boost for term, boost in self.clauses}
-            query = {"sparse_vector": {"field": self.field, "query_vector": vector, "prune": False}}
+            queries = [
+                {
+                    "sparse_vector": {
+                        "field": name,
+                        "query_vector": {str(term): boost for term, boost in clauses},
+                        "prune": False,
+                    }
+                }
+                for name, clauses in self._parts()
+            ]
+            query = queries[0] if len(queries) == 1 else {"bool": {"should": queries}}
         else:
             should = [
-                {"term": {self.field: {"value": str(term), "boost": boost}}}
-                for term, boost in self.clauses
+                {"term": {name: {"value": str(term), "boost": boost}}}
+                for name, clauses in self._parts()
+                for term, boost in clauses
             ]
             query = {"bool": {"should": should}}
         if filter:
@@ -126,7 +154,7 @@ class ExpandedQuery:
 
     def unseen_upper_bound(self, lowest_native_score: float) -> float:
         """The largest SCM a document outside the window can have (see the module docstring)."""
-        delta = (len(self.clause_terms) + 2) * FLOAT32_UNIT_ROUNDOFF
+        delta = (self.clause_count + 2) * FLOAT32_UNIT_ROUNDOFF
         numerator = lowest_native_score / ((1.0 - FEATURE_VALUE_ERROR) * (1.0 - delta))
         return (numerator + self.pruned_mass) / self.norm
 
@@ -151,34 +179,68 @@ def expand_query(
     max_clauses = check(max_clauses, "max_clauses", POSITIVE_INT)
     side = check(expansion, "expansion", Options(EXPANSIONS))
     matrix = model.similarity_matrix
-    weights = model.vectorize(text, role="query")
-    expanded = matrix.expand(weights)
+    vector = model.query_vector(text)
+    weights, expanded, norm = vector.weights, vector.expansion, vector.norm
     dense = _dense(expanded, len(model.terms))
-    norm = float(matrix.soft_norm(weights)) if weights.nnz else 0.0
-    if weights.nnz and norm <= 0.0:
+    if (weights.nnz or vector.unseen) and norm <= 0.0:
         raise ValueError(
             "the query's squared soft norm xᵀSx is not positive: S is not positive "
             "semi-definite on it (negative similarities?)"
         )
-    sent = expanded if side == "query" else weights  # the index holds y' or Sy'
-    positive = sent.data > 0.0
-    terms, values = sent.indices[positive], sent.data[positive]
-    order = np.argsort(-values, kind="stable")
-    kept, dropped = order[:max_clauses], order[max_clauses:]
-    pruned_mass = float(np.linalg.norm(values[dropped]))
-    if side == "documents" and len(dropped):
-        pruned_mass *= matrix.spectral_norm_bound()
+    # the index holds y' (send x') or Sy' (send Wx, and the unseen words' Eᵀx_W on y')
+    sent = [(expanded, 1.0)] if side == "query" else [(weights, matrix.spectral_norm_bound)]
+    if side == "documents" and vector.unseen_expansion is not None:
+        sent.append((vector.unseen_expansion, 1.0))
+    kept, pruned_terms, pruned_mass = _select(sent, max_clauses)
+    (terms, values), extra = kept[0], kept[1] if len(kept) > 1 else (_NO_IDS, _NO_VALUES)
     return ExpandedQuery(
         weights=weights,
         norm=norm,
         expansion=dense,
-        clause_terms=terms[kept],
-        clause_weights=values[kept],
-        pruned_terms=len(dropped),
+        clause_terms=terms,
+        clause_weights=values,
+        pruned_terms=pruned_terms,
         pruned_mass=pruned_mass,
         has_negative=bool((expanded.data < 0).any() or (weights.data < 0).any()),
         field=VECTOR_FIELD if side == "query" else EXPANDED_FIELD,
+        unseen=vector.unseen,
+        extra_terms=extra[0],
+        extra_weights=extra[1],
     )
+
+
+def _select(
+    parts: list[tuple[Any, Any]], max_clauses: int
+) -> tuple[list[tuple[np.ndarray, np.ndarray]], int, float]:
+    """The largest positive entries of the vectors in ``parts``, at most ``max_clauses`` in all.
+
+    ``parts`` are (vector, factor): a left-out entry v of a part adds ``|v|`` times the part's
+    factor (a number, or a function giving it, called only then) to the pruned mass's norm, by
+    part: Σ_parts factor · ‖left out‖₂. Returns the kept (terms, weights) of each part, largest
+    first, the number left out, and the pruned mass.
+    """
+    entries = []
+    for number, (vector, _) in enumerate(parts):
+        positive = vector.data > 0.0
+        for term, value in zip(vector.indices[positive], vector.data[positive], strict=True):
+            entries.append((-float(value), number, int(term)))
+    entries.sort()
+    kept_entries, dropped = entries[:max_clauses], entries[max_clauses:]
+    kept = []
+    for number in range(len(parts)):
+        mine = [(term, -negative) for negative, part, term in kept_entries if part == number]
+        kept.append(
+            (
+                np.array([t for t, _ in mine], dtype=np.int64),
+                np.array([v for _, v in mine], dtype=np.float64),
+            )
+        )
+    mass = 0.0
+    for number, (_, factor) in enumerate(parts):
+        left = [-negative for negative, part, _ in dropped if part == number]
+        if left:
+            mass += float(np.linalg.norm(left)) * (factor() if callable(factor) else factor)
+    return kept, len(dropped), mass
 
 
 def _dense(vector: sp.csr_matrix, n_terms: int) -> np.ndarray:

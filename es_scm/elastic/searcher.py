@@ -124,10 +124,14 @@ class SearcherBase:
         mode = check(options.get("mode", "exact"), "mode", Options(("native", "exact", "hybrid")))
         explain = check(options.get("explain", False), "explain", Boolean())
         filters = _filters(options.get("filter"))
-        hybrid = hybrid_options(**{key: options.get(key) for key in HYBRID_KEYS})
         unknown = sorted(set(options) - {"from_", "mode", "explain", "filter", *HYBRID_KEYS})
         if unknown:
             raise TypeError(f"search() got an unexpected keyword argument {unknown[0]!r}")
+        given = {key: options.get(key) for key in HYBRID_KEYS}
+        if mode != "hybrid" and any(value is not None for value in given.values()):
+            name = next(key for key, value in given.items() if value is not None)
+            raise ValueError(f"{name} applies to mode='hybrid' only, not to mode={mode!r}")
+        hybrid = hybrid_options(self.model.hybrid, **given)
         yield from self._ready_plan()
         expanded = expand_query(self.model, query, self._max_clauses, self._expansion)
         settings = {
@@ -149,8 +153,8 @@ class SearcherBase:
             result = yield from search_plan(self.index, query, expanded, mode, settings)
         if explain:
             explain_hits(self.model, expanded, result.hits)
-        result.query_terms = expanded.weights.nnz
-        result.expansion_terms = len(expanded.clause_terms) + expanded.pruned_terms
+        result.query_terms = expanded.weights.nnz + len(expanded.unseen)
+        result.expansion_terms = expanded.clause_count + expanded.pruned_terms
         result.pruned_terms = expanded.pruned_terms
         if expanded.pruned_terms:
             result.notes.append(
@@ -225,9 +229,11 @@ class Searcher(SearcherBase):
 
         ``mode`` is ``"exact"`` (the SCM, provably the brute-force top k), ``"native"``
         (Elasticsearch's scores) or ``"hybrid"`` (BM25 fused with the SCM by ``fusion``,
-        ``"rrf"`` or ``"linear"`` with weight ``alpha`` on BM25, over each side's top
-        ``depth``; see :mod:`es_scm.elastic.hybrid`; None takes
-        :data:`es_scm.defaults.HYBRID_DEFAULTS`).
+        ``"max"``, ``"linear"``, ``"zscore"`` with weight ``alpha`` on BM25, or ``"rrf"``, over
+        each side's top
+        ``depth``; see :mod:`es_scm.elastic.hybrid`; None takes the model's own,
+        :attr:`~es_scm.model.SoftCosineModel.hybrid`, else
+        :data:`es_scm.defaults.HYBRID_DEFAULTS`). These options apply to hybrid mode only.
 
         With ``explain``, every hit gets an ``explanation`` of its exact SCM term pair by term
         pair (:mod:`es_scm.elastic.explain`; in ``exact`` mode its contributions sum to

@@ -137,11 +137,13 @@ def elasticsearch_scores(
     index_name: str | None = None,
     keep_index: bool = False,
     hybrids: Mapping[str, Mapping[str, Any]] | None = None,
+    text_analyzer: str | None = None,
 ) -> dict[str, Scores]:
     """Index the related questions and score them through Elasticsearch.
 
     ``hybrids`` maps a method name to hybrid options (``fusion``, ``alpha``, ``rrf_k``); default
-    ``{"bm25+scm": {}}``, the default fusion.
+    ``{"bm25+scm": {}}``, the model's (or the default) fusion. ``text_analyzer`` is the BM25
+    field's analyzer (e.g. ``"english"``; default ``standard``).
 
     Returns
     -------
@@ -159,6 +161,7 @@ def elasticsearch_scores(
         {"id": r.id, "text": clean_text(r.text), "orgq": q.id} for q in questions for r in q.related
     ]
     try:
+        index.create(text_analyzer=text_analyzer)
         report = index.index_documents(documents, batch_size=500)
         if not report.ok:
             raise RuntimeError(f"indexing failed: {report.summary()}: {report.failures[:3]}")
@@ -291,6 +294,7 @@ def run_all(
     index_name: str | None = None,
     keep_index: bool = False,
     settings: Mapping[str, Any] | None = None,
+    text_analyzer: str | None = None,
 ) -> SemEvalReport:
     """Run every method (the Elasticsearch ones when ``client`` is given) and evaluate them."""
     runs: dict[str, Scores] = {}
@@ -306,7 +310,13 @@ def run_all(
         started = time.perf_counter()
         hybrids = {"bm25+scm": {}} if hybrids is None else dict(hybrids)
         es_runs = elasticsearch_scores(
-            client, model, questions, index_name=index_name, keep_index=keep_index, hybrids=hybrids
+            client,
+            model,
+            questions,
+            index_name=index_name,
+            keep_index=keep_index,
+            hybrids=hybrids,
+            text_analyzer=text_analyzer,
         )
         seconds["elasticsearch"] = time.perf_counter() - started
         runs["es-bm25"] = es_runs["es-bm25"]

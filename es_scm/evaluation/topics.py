@@ -1,20 +1,28 @@
-"""Any test collection: documents in a corpus format, topics, and qrels in TREC format.
+"""Any test collection: documents in a corpus format, topics, and qrels in TREC or BEIR format.
 
 Topics (:func:`read_topics`)
-    * JSONL: one object a line with an id (``id``, ``qid``, ``query_id`` or ``num``) and a text
-      (``text``, ``query``, ``title``);
+    * JSONL: one object a line with an id (``id``, ``_id``, ``qid``, ``query_id`` or ``num``) and
+      a text (``text``, ``query``, ``title``); BEIR's ``queries.jsonl`` (``_id``, ``text``,
+      ``metadata``) reads as it is;
     * TSV (or any text file): ``id<TAB>text`` a line;
     * a TREC topic file (``<top>`` … ``<num> Number: 301`` … ``<title> …``): the title, or with
       ``fields=("title", "desc")`` more of the topic.
 Qrels (:func:`read_qrels`)
-    TREC's ``qid iteration docid relevance`` a line (a ``qid docid relevance`` line is read too).
+    TREC's ``qid iteration docid relevance`` a line, or ``qid docid relevance`` (BEIR's TSV),
+    separated by tabs or spaces; a first line whose relevance is not a number is a header and is
+    skipped (BEIR's ``query-id<TAB>corpus-id<TAB>score``). CRLF line ends are fine.
 Documents
-    Whatever ``es-scm index`` reads (:func:`es_scm.corpus.read_corpus`).
+    Whatever ``es-scm index`` reads (:func:`es_scm.corpus.read_corpus`), BEIR's ``corpus.jsonl``
+    included (``_id``, ``title``, ``text``: the title is searched with the text).
+
+Bad input raises :class:`ValueError` with one line that names the file and the line, e.g.
+``qrels.tsv:7: relevance 'x' is not a number``.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -24,7 +32,7 @@ from es_scm.evaluation.collections import TestCollection
 
 __all__ = ["read_qrels", "read_test_collection", "read_topics"]
 
-_ID_KEYS = ("id", "qid", "query_id", "num")
+_ID_KEYS = ("id", "_id", "qid", "query_id", "num")
 _TEXT_KEYS = ("text", "query", "title")
 _TREC_FIELD = re.compile(r"<(num|title|desc|narr)>", re.IGNORECASE)
 _LABEL = re.compile(r"^(description|narrative|topic):\s*", re.IGNORECASE)
@@ -33,7 +41,7 @@ _LABEL = re.compile(r"^(description|narrative|topic):\s*", re.IGNORECASE)
 def read_topics(path: str | Path, fields: Sequence[str] = ("title",)) -> dict[str, str]:
     """Topic id → query text, from JSONL, TSV or a TREC topic file (see the module docstring)."""
     path = Path(path)
-    text = path.read_text(encoding="utf-8-sig")
+    text = _read_text(path)
     if "<top>" in text.lower():
         return _trec_topics(text, fields)
     if path.suffix.lower() in (".jsonl", ".json"):
@@ -54,7 +62,12 @@ def _jsonl_topics(text: str, path: Path) -> dict[str, str]:
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
-        record = json.loads(line)
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as error:
+            raise ValueError(f"{path}:{number}: invalid JSON ({error.msg})") from None
+        if not isinstance(record, dict):
+            raise ValueError(f"{path}:{number}: expected a JSON object, got {line[:60]!r}")
         qid = next((record[k] for k in _ID_KEYS if k in record), None)
         query = next((record[k] for k in _TEXT_KEYS if k in record), None)
         if qid is None or query is None:
@@ -76,21 +89,58 @@ def _trec_topics(text: str, fields: Sequence[str]) -> dict[str, str]:
 
 
 def read_qrels(path: str | Path) -> dict[str, dict[str, int]]:
-    """Topic id → document id → relevance grade, from a TREC qrels file."""
+    """Topic id → document id → relevance grade, from TREC qrels or BEIR's qrels TSV.
+
+    Parameters
+    ----------
+    path : path
+        ``qid iteration docid relevance`` (TREC) or ``qid docid relevance`` (BEIR) a line; a
+        first line whose relevance column is not a number (BEIR's ``query-id corpus-id score``)
+        is a header and is skipped.
+
+    Raises
+    ------
+    ValueError
+        For a line with another number of columns or a relevance that is not a whole number,
+        naming the file and the line (``qrels.tsv:7: …``).
+    """
     qrels: dict[str, dict[str, int]] = {}
-    for number, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
+    first = True
+    for number, line in enumerate(_read_text(Path(path)).splitlines(), 1):
         parts = line.split()
         if not parts:
             continue
+        header, first = first and not _is_number(parts[-1]), False
+        if header:
+            continue
         if len(parts) not in (3, 4):
-            raise ValueError(f"{path}:{number}: expected 'qid iter docid rel', got {line!r}")
+            raise ValueError(
+                f"{path}:{number}: expected 'qid iter docid rel' (TREC) or 'qid docid rel' "
+                f"(BEIR), got {len(parts)} columns: {line[:80]!r}"
+            )
         qid, doc, grade = parts[0], parts[-2], parts[-1]
+        if not _is_number(grade) or not float(grade).is_integer():
+            raise ValueError(f"{path}:{number}: relevance {grade!r} is not a whole number")
         qrels.setdefault(qid, {})[doc] = int(float(grade))
     return qrels
 
 
+def _read_text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise ValueError(f"{path}: not valid UTF-8 ({error.reason})") from None
+
+
+def _is_number(text: str) -> bool:
+    try:
+        return math.isfinite(float(text))
+    except ValueError:
+        return False
+
+
 def read_test_collection(
-    corpus: str | Path,
+    corpus: str | Path | None,
     topics: str | Path,
     qrels: str | Path,
     *,
@@ -98,12 +148,22 @@ def read_test_collection(
     corpus_format: str | None = None,
     id_field: str = "id",
     text_field: str = "text",
+    title_field: str | None = "title",
+    encoding: str = "utf-8",
     topic_fields: Sequence[str] = ("title",),
 ) -> TestCollection:
-    """A :class:`TestCollection` from a corpus, a topics file and a qrels file."""
-    documents = {
-        document.id: document.text
-        for document in read_corpus(corpus, corpus_format, id_field=id_field, text_field=text_field)
-    }
-    name = name or Path(corpus).stem.split(".")[0]
+    """A :class:`TestCollection` from a corpus, a topics file and a qrels file.
+
+    ``corpus`` None gives a collection without documents, for an index that holds them already;
+    its name is then ``name`` or the topics file's. The corpus options are
+    :func:`~es_scm.corpus.read_corpus`'s.
+    """
+    documents: dict[str, str] = {}
+    if corpus is not None:
+        options = {"id_field": id_field, "text_field": text_field, "title_field": title_field}
+        documents = {
+            document.id: document.text
+            for document in read_corpus(corpus, corpus_format, encoding=encoding, **options)
+        }
+    name = name or Path(corpus if corpus is not None else topics).stem.split(".")[0]
     return TestCollection(name, documents, read_topics(topics, topic_fields), read_qrels(qrels))

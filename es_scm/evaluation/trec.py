@@ -10,9 +10,10 @@ Methods (:func:`run_collection`), each retrieving the top ``depth`` documents pe
               BM25's and the SCM's top ``depth`` fused by min-max linear interpolation (the
               default) or reciprocal rank fusion (see :mod:`es_scm.elastic.hybrid`).
 
-MAP (AP over the retrieved ``depth``), nDCG@10 and R@100 are computed by ``ir_measures``
-(pytrec_eval underneath) over the judged queries — those with at least one relevant document.
-Graded gains (Cranfield) feed nDCG; AP and recall count any positive grade as relevant.
+MAP (AP over the retrieved ``depth``), nDCG@10 and R@100 (:data:`MEASURES`, or any other
+``ir_measures`` measures: :func:`check_measures`) are computed by ``ir_measures`` (pytrec_eval
+underneath) over the judged queries — those with at least one relevant document. Graded gains
+(Cranfield) feed nDCG; AP and recall count any positive grade as relevant.
 """
 
 from __future__ import annotations
@@ -31,7 +32,9 @@ from es_scm.extras import require
 __all__ = [
     "MEASURES",
     "TrecReport",
+    "check_measures",
     "evaluate_runs",
+    "measure_label",
     "read_collection_files",
     "run_collection",
     "write_trec_run",
@@ -47,6 +50,56 @@ METHOD_LABELS = {
 }
 
 Run = dict[str, dict[str, float]]  # query id -> document id -> score
+_EXAMPLES = "e.g. AP, AP@100, nDCG@10, R@1000, P@10, RR"
+
+
+def check_measures(measures: Sequence[str]) -> list[str]:
+    """The ``ir_measures`` names of ``measures`` (``"nDCG@10"``), each checked, duplicates dropped.
+
+    Raises
+    ------
+    ValueError
+        One line naming the first measure that ``ir_measures`` does not know or cannot compute.
+    """
+    ir_measures = require("ir_measures", "evaluation measures")
+
+    names: list[str] = []
+    for text in measures:
+        try:
+            measure = ir_measures.parse_measure(text)
+        except (NameError, ValueError, SyntaxError) as error:
+            reason = "unknown measure" if isinstance(error, NameError) else "cannot parse it"
+            raise ValueError(f"measure {text!r}: {reason} ({_EXAMPLES})") from None
+        cutoff = measure.params.get("cutoff")
+        # pytrec_eval aborts the process on a cutoff below 1 instead of raising
+        if cutoff is not None and not (isinstance(cutoff, int) and cutoff >= 1):
+            raise ValueError(f"measure {text!r}: the cutoff must be a whole number of at least 1")
+        try:  # a measure can parse and still lack a provider, or a valid parameter
+            ir_measures.calc_aggregate([measure], {"1": {"d1": 1}}, {"1": {"d1": 1.0}})
+        except Exception as error:
+            reason = " ".join(str(error).split())[:160]
+            message = f"measure {text!r}: ir_measures cannot compute it ({reason})"
+            raise ValueError(message) from None
+        if str(measure) not in names:
+            names.append(str(measure))
+    if not names:
+        raise ValueError(f"no measures given ({_EXAMPLES})")
+    return names
+
+
+def measure_label(measure: str) -> str:
+    """A measure's column in the tables: the mean of AP is MAP (``AP@100`` → ``MAP@100``)."""
+    return "M" + measure if measure == "AP" or measure.startswith(("AP@", "AP(")) else measure
+
+
+def _cutoff(measure: str) -> int:
+    """The rank a measure looks down to (0: none)."""
+    parsed = require("ir_measures", "evaluation measures").parse_measure(measure)
+    return int(parsed.params.get("cutoff") or 0)
+
+
+def _is_count(measure: str) -> bool:
+    return measure.startswith(("Num", "num_"))
 
 
 def evaluate_runs(
@@ -96,27 +149,37 @@ class TrecReport:
     settings: dict[str, Any] = field(default_factory=dict)
     seconds: dict[str, float] = field(default_factory=dict)
     queries: int = 0
+    measures: list[str] = field(default_factory=lambda: list(MEASURES))
 
     def to_dict(self) -> dict[str, Any]:
+        """Everything, per-query values included (``per_query[method][query][measure]``)."""
         return {
             "collection": self.collection,
             "queries": self.queries,
+            "measures": self.measures,
             "settings": self.settings,
             "methods": self.methods,
             "seconds": self.seconds,
+            "per_query": self.per_query,
         }
 
     def markdown(self, header: bool = True) -> str:
-        """One row per method: collection, method, MAP, nDCG@10, R@100 (× 100)."""
+        """One row per method: collection, method and the measures (× 100; counts as they are).
+
+        By default the columns are MAP, nDCG@10 and R@100.
+        """
         lines = []
         if header:
             lines = [
-                "| collection | method | MAP | nDCG@10 | R@100 |",
-                "|:---|:---|---:|---:|---:|",
+                "| collection | method | " + " | ".join(map(measure_label, self.measures)) + " |",
+                "|:---|:---|" + "---:|" * len(self.measures),
             ]
         for method, values in self.methods.items():
             label = METHOD_LABELS.get(method, method)
-            cells = " | ".join(f"{100 * values[m]:.2f}" for m in MEASURES)
+            cells = " | ".join(
+                f"{values[m]:g}" if _is_count(m) else f"{100 * values[m]:.2f}"
+                for m in self.measures
+            )
             lines.append(f"| {self.collection} | {label} | {cells} |")
         return "\n".join(lines)
 
@@ -131,6 +194,9 @@ def run_collection(
     index_name: str | None = None,
     keep_index: bool = False,
     settings: Mapping[str, Any] | None = None,
+    measures: Sequence[str] = MEASURES,
+    existing_index: str | None = None,
+    text_analyzer: str | None = None,
 ) -> tuple[TrecReport, dict[str, Run]]:
     """Index ``collection``'s documents with ``model`` and evaluate BM25, SCM and BM25 + SCM.
 
@@ -148,32 +214,47 @@ def run_collection(
         ``{"bm25+scm": {}}`` (the default fusion).
     index_name : str, optional
         Default ``es-scm-eval-<collection>-<random>``; deleted afterwards unless ``keep_index``.
+    measures : sequence of str, default=MEASURES
+        ``ir_measures`` measures (see :func:`check_measures`).
+    text_analyzer : str, optional
+        The analyzer of the BM25 ``text`` field of the index made (e.g. ``"english"``: stemming
+        and English stop words); default the index's, ``standard``.
+    existing_index : str, optional
+        Search this index (alias, pattern) built with ``model`` instead of indexing the
+        collection's documents; it is never deleted. An index built with another model raises
+        :class:`~es_scm.elastic.ModelMismatchError` before any search.
 
     Returns
     -------
     (TrecReport, runs)
     """
-    from es_scm.elastic import SCMIndex
+    from es_scm.elastic import SCMIndex, Searcher
     from es_scm.elastic.schema import TEXT_FIELD
 
     if depth < 1:
         raise ValueError(f"depth must be at least 1, got {depth}")
-    name = index_name or f"es-scm-eval-{collection.name}-{uuid.uuid4().hex[:10]}"
-    index = SCMIndex(client, name, model)
+    measures = check_measures(measures)
+    for measure in measures:
+        if _cutoff(measure) > depth:
+            logger.warning(
+                "%s looks deeper than the %d documents retrieved per query", measure, depth
+            )
     seconds: dict[str, float] = {}
     queries = collection.judged_queries()
     hybrids = {"bm25+scm": {}} if hybrids is None else dict(hybrids)
     runs: dict[str, Run] = {"bm25": {}, "scm": {}, **{method: {} for method in hybrids}}
-    try:
-        started = time.perf_counter()
-        report = index.index_documents(
-            ({"id": doc_id, "text": text} for doc_id, text in collection.documents.items()),
-            batch_size=500,
-        )
-        if not report.ok:
-            raise RuntimeError(f"indexing failed: {report.summary()}: {report.failures[:3]}")
-        seconds["index"] = time.perf_counter() - started
+    index = None
+    if existing_index is not None:
+        name = existing_index
+        searcher = Searcher(client, name, model)
+        searcher.check()
+    else:
+        name = index_name or f"es-scm-eval-{collection.name}-{uuid.uuid4().hex[:10]}"
+        index = SCMIndex(client, name, model)
         searcher = index.searcher
+    try:
+        if index is not None:
+            seconds["index"] = _index_collection(index, collection, text_analyzer)
         timers = dict.fromkeys(runs, 0.0)
         for number, (qid, text) in enumerate(queries.items(), start=1):
             match = {"match": {TEXT_FIELD: text}}
@@ -195,10 +276,12 @@ def run_collection(
                 logger.info("%s: %d/%d queries", collection.name, number, len(queries))
         seconds.update({f"search_{m}": t for m, t in timers.items()})
     finally:
-        if not keep_index:
+        if index is not None and not keep_index:
             index.delete()
     aggregate, per_query = evaluate_runs(
-        {q: collection.qrels[q] for q in queries}, {m: _nonempty(r) for m, r in runs.items()}
+        {q: collection.qrels[q] for q in queries},
+        {m: _nonempty(r) for m, r in runs.items()},
+        measures,
     )
     empty = {m: sorted(q for q in queries if not r.get(q)) for m, r in runs.items()}
     trec_report = TrecReport(
@@ -208,8 +291,22 @@ def run_collection(
         settings={**dict(settings or {}), "depth": depth, "hybrids": hybrids, "empty_runs": empty},
         seconds=seconds,
         queries=len(queries),
+        measures=measures,
     )
     return trec_report, runs
+
+
+def _index_collection(index: Any, collection: Any, text_analyzer: str | None) -> float:
+    """Index the collection's documents (BM25 with ``text_analyzer``); return the seconds."""
+    started = time.perf_counter()
+    index.create(text_analyzer=text_analyzer)
+    report = index.index_documents(
+        ({"id": doc_id, "text": text} for doc_id, text in collection.documents.items()),
+        batch_size=500,
+    )
+    if not report.ok:
+        raise RuntimeError(f"indexing failed: {report.summary()}: {report.failures[:3]}")
+    return time.perf_counter() - started
 
 
 def read_collection_files(

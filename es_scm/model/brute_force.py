@@ -3,10 +3,12 @@
 :class:`BruteForceSearch` is the one brute force of the library, used by the tests and the
 benchmarks. It is efficient, so that a benchmark against it is honest: the documents are
 normalized once (y' = Wy / ‖Wy‖_S, Theorem 4.2) and kept column-major, and a query costs one
-expansion x' = SᵀWx (Theorem 4.1) and one sparse product over the documents' columns of the
-expansion's terms — the postings an inverted index would read, in memory (``every_document=True``
-scores every document instead, row by row: a true brute force, the same scores). Every step is the
-term-similarity layer's own (:meth:`~es_scm.similarity.TermSimilarityMatrix.normalize`,
+expansion x' = SᵀWx (Theorem 4.1; with the query's words outside the vocabulary:
+:meth:`~es_scm.model.SoftCosineModel.query_vector`) and one sparse product over the documents'
+columns of the expansion's terms — the postings an inverted index would read, in memory
+(``every_document=True`` scores every document instead, row by row: a true brute force, the same
+scores). Every step is the term-similarity layer's own
+(:meth:`~es_scm.similarity.TermSimilarityMatrix.normalize`,
 :meth:`~es_scm.similarity.TermSimilarityMatrix.expand`,
 :meth:`~es_scm.similarity.TermSimilarityMatrix.soft_norm`).
 
@@ -85,12 +87,8 @@ class BruteForceSearch:
         index in memory); ``every_document=True`` reads every stored value instead, one
         row-major sparse product with the dense x' (the brute force an index must beat).
         """
-        matrix = self.model.similarity_matrix
-        x = self.model.vectorize(query, role="query")
-        if x.nnz == 0:
-            return np.zeros(len(self.ids))
-        expansion = matrix.expand(x)
-        norm = float(matrix.soft_norm(x))
+        vector = self.model.query_vector(query)
+        expansion, norm = vector.expansion, vector.norm
         if norm <= 0.0:
             return np.zeros(len(self.ids))
         if every_document:

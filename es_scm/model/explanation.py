@@ -26,13 +26,15 @@ Made by :meth:`es_scm.model.SoftCosineModel.explain` for two texts and, for sear
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 
 from es_scm.similarity import TermSimilarityMatrix
+from es_scm.similarity.unseen import UnseenWord
 from es_scm.validation import NON_NEGATIVE_INT, OrNone, check
 
 __all__ = ["Explanation", "TermPair", "explain_vectors"]
@@ -157,6 +159,7 @@ def explain_vectors(
     norms: tuple[float, float],
     score: float,
     top: int | None = None,
+    unseen: Sequence[UnseenWord] = (),
 ) -> Explanation:
     r"""Decompose :math:`\operatorname{SCM}(x, y) = x^T S y / (\lVert x\rVert_S \lVert y\rVert_S)`.
 
@@ -173,6 +176,9 @@ def explain_vectors(
         The SCM that is being explained (as computed by the caller, clipped).
     top : int or None, optional
         Keep only the ``top`` largest pairs (see :meth:`Explanation.top`).
+    unseen : sequence of UnseenWord, optional
+        The query's words outside the vocabulary (x's side): their pairs with y's terms, by
+        their columns of S (:mod:`es_scm.similarity.unseen`).
 
     Returns
     -------
@@ -183,21 +189,42 @@ def explain_vectors(
     if x_norm <= 0.0 or y_norm <= 0.0:
         return Explanation(float(score), (), 0.0, x_norm, y_norm).top(top)
     parts = matrix.contributions(x, y)
-    values = parts.values / (x_norm * y_norm)
+    terms, words = matrix.terms, [word.word for word in unseen]
+    rows, columns = parts.rows, parts.columns  # ids; unseen words come after the terms
+    arrays = [parts.similarities, parts.x_weights, parts.y_weights, parts.values]
+    for word in unseen:
+        found = _unseen_pairs(word, y)
+        number = len(terms) + words.index(word.word)
+        rows = np.concatenate([rows, np.full(len(found[0]), number)])
+        columns = np.concatenate([columns, found[0]])
+        arrays = [np.concatenate([a, b]) for a, b in zip(arrays, found[1:], strict=True)]
+    similarities, x_weights, y_weights, products = arrays
+    values = products / (x_norm * y_norm)
     total = math.fsum(values.tolist())
     shares = values / total if total != 0.0 else np.zeros_like(values)
-    order = np.lexsort((parts.columns, parts.rows, -values))
-    terms = matrix.terms
+    order = np.lexsort((columns, rows, -values))
     pairs = tuple(
         TermPair(
-            terms[parts.rows[k]],
-            terms[parts.columns[k]],
-            float(parts.similarities[k]),
-            float(parts.x_weights[k]),
-            float(parts.y_weights[k]),
+            terms[rows[k]] if rows[k] < len(terms) else words[rows[k] - len(terms)],
+            terms[columns[k]],
+            float(similarities[k]),
+            float(x_weights[k]),
+            float(y_weights[k]),
             float(values[k]),
             float(shares[k]),
         )
         for k in order.tolist()
     )
     return Explanation(float(score), pairs, total, x_norm, y_norm).top(top)
+
+
+def _unseen_pairs(word: UnseenWord, y: Any) -> tuple[np.ndarray, ...]:
+    """(term ids, similarities, x weights, y weights, products) of a word's pairs with y."""
+    y = sp.csr_matrix(y)
+    y_values = np.zeros(y.shape[1], dtype=np.float64)
+    y_values[y.indices] = y.data
+    hit = y_values[word.terms] != 0.0
+    ids, similarities = word.terms[hit], word.similarities[hit].astype(np.float64)
+    x_weights = np.full(len(ids), word.weight, dtype=np.float64)
+    y_weights = y_values[ids]
+    return ids, similarities, x_weights, y_weights, x_weights * similarities * y_weights

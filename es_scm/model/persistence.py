@@ -5,11 +5,14 @@ Everything that affects a score is saved as one bundle::
     model.json        tokenizer config, document and query weighting, how S was built, model_id
     vocabulary.json   terms, document frequencies, corpus statistics
     similarity.npz    S (:meth:`es_scm.similarity.TermSimilarityMatrix.save`)
+    unseen.npz        the words outside the vocabulary that a query may use, if any
+                      (:class:`es_scm.similarity.unseen.UnseenTerms`)
 
 The ``model_id`` is a SHA-256 content hash over exactly what can change a score: the canonical
 JSON of the tokenizer and weighting configs; the vocabulary's terms, and its document
 frequencies and N when a weighting uses idf, and its token count when one is BM25; S's shape,
-dtype, data, indices and indptr in canonical CSC form. How S was built (``similarity`` in
+dtype, data, indices and indptr in canonical CSC form; the arrays of the unseen words, if any.
+How S was built (``similarity`` in
 ``model.json``) is recorded for people, not hashed: the same S built two ways scores alike.
 """
 
@@ -28,6 +31,7 @@ import scipy.sparse as sp
 from es_scm.model.vocabulary import Vocabulary
 from es_scm.model.weighting import TermWeighting
 from es_scm.similarity import TermSimilarityMatrix
+from es_scm.similarity.unseen import UnseenTerms
 
 __all__ = ["CONFIG_FILE", "content_hash", "read_bundle", "write_bundle"]
 
@@ -37,6 +41,7 @@ _ID_SCHEME = "es-scm-model-id/1"
 CONFIG_FILE = "model.json"
 VOCABULARY_FILE = "vocabulary.json"
 SIMILARITY_FILE = "similarity.npz"
+UNSEEN_FILE = "unseen.npz"
 
 
 def write_bundle(
@@ -45,8 +50,9 @@ def write_bundle(
     vocabulary: Vocabulary,
     matrix: TermSimilarityMatrix,
     model_id: str,
+    unseen: UnseenTerms | None = None,
 ) -> None:
-    """Write the three files of a model to ``path`` (created if missing)."""
+    """Write the files of a model to ``path`` (created if missing)."""
     path.mkdir(parents=True, exist_ok=True)
     document = {
         "format": FORMAT,
@@ -61,10 +67,17 @@ def write_bundle(
     )
     vocabulary.save(path / VOCABULARY_FILE)
     matrix.save(path / SIMILARITY_FILE)
+    if unseen is not None:
+        with open(path / UNSEEN_FILE, "wb") as stream:
+            np.savez(stream, **unseen.arrays())
+    else:
+        (path / UNSEEN_FILE).unlink(missing_ok=True)
 
 
-def read_bundle(path: Path) -> tuple[dict[str, Any], Vocabulary, TermSimilarityMatrix]:
-    """The ``model.json`` config, the vocabulary and S of a saved model.
+def read_bundle(
+    path: Path,
+) -> tuple[dict[str, Any], Vocabulary, TermSimilarityMatrix, UnseenTerms | None]:
+    """The ``model.json`` config, the vocabulary, S and the unseen words of a saved model.
 
     Raises
     ------
@@ -81,7 +94,14 @@ def read_bundle(path: Path) -> tuple[dict[str, Any], Vocabulary, TermSimilarityM
     if config.get("version") != VERSION:
         raise ValueError(f"unsupported es-scm model version {config.get('version')!r}")
     vocabulary = _load(path / VOCABULARY_FILE, Vocabulary.load)
-    return config, vocabulary, _load(path / SIMILARITY_FILE, TermSimilarityMatrix.load)
+    matrix = _load(path / SIMILARITY_FILE, TermSimilarityMatrix.load)
+    unseen = _load(path / UNSEEN_FILE, _load_unseen) if (path / UNSEEN_FILE).exists() else None
+    return config, vocabulary, matrix, unseen
+
+
+def _load_unseen(path: Path) -> UnseenTerms:
+    with np.load(path, allow_pickle=False) as archive:
+        return UnseenTerms.from_arrays({key: archive[key] for key in archive.files})
 
 
 def _load(path: Path, load: Callable[[Path], Any]) -> Any:
@@ -99,6 +119,7 @@ def content_hash(
     weightings: tuple[TermWeighting, TermWeighting],
     vocabulary: Vocabulary,
     matrix: TermSimilarityMatrix,
+    unseen: UnseenTerms | None = None,
 ) -> str:
     """The ``model_id``: SHA-256 of what can change a score (see the module docstring)."""
     digest = hashlib.sha256()
@@ -109,6 +130,10 @@ def content_hash(
     _update_with_array(digest, canonical.data)
     _update_with_array(digest, canonical.indices, np.dtype(np.int64))
     _update_with_array(digest, canonical.indptr, np.dtype(np.int64))
+    if unseen is not None:
+        for name, array in sorted(unseen.arrays().items()):
+            digest.update(name.encode("utf-8"))
+            _update_with_array(digest, np.atleast_1d(array))
     return digest.hexdigest()
 
 

@@ -19,9 +19,7 @@ from __future__ import annotations
 
 import logging
 import os
-import time
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
 from itertools import repeat
 from pathlib import Path
 from typing import Any, Literal
@@ -29,16 +27,19 @@ from typing import Any, Literal
 import numpy as np
 import scipy.sparse as sp
 
-from es_scm.defaults import SIMILARITY_DEFAULTS
+from es_scm.defaults import UNSEEN_LIMIT
+from es_scm.fusion import hybrid_settings
 from es_scm.model import persistence
 from es_scm.model.explanation import Explanation, explain_vectors
-from es_scm.model.parallel import count_texts
+from es_scm.model.fitting import fit_parts
+from es_scm.model.queries import query_scm, unseen_words
 from es_scm.model.text import Tokenizer
-from es_scm.model.trained import own_corpus_sink, resolve_embeddings
+from es_scm.model.token_counts import TokenCounts
 from es_scm.model.vocabulary import Vocabulary
 from es_scm.model.weighting import TermWeighting, as_weighting, query_weighting_for
 from es_scm.similarity import TermSimilarityMatrix
-from es_scm.similarity.factory import SimilarityLike, build_similarity
+from es_scm.similarity.factory import SimilarityLike
+from es_scm.similarity.unseen import QueryVector, UnseenTerms, query_vector
 
 __all__ = ["SoftCosineModel", "TokenCounts"]
 
@@ -48,48 +49,6 @@ Role = Literal["query", "document"]
 #: A weighting: a :class:`TermWeighting`, a spec string such as ``"log-smooth"``, a config dict,
 #: or None for :data:`es_scm.defaults.DEFAULT_WEIGHTING`.
 WeightingLike = TermWeighting | str | Mapping[str, Any] | None
-
-
-@dataclass
-class TokenCounts:
-    """Tokens met while vectorizing: how many were terms, and how many of them were unknown.
-
-    ``tokens`` counts the tokens that the tokenizer keeps (not stop words, long enough), and
-    ``unknown`` those of them that are not in the model's vocabulary: their share is comparable
-    with :attr:`Vocabulary.pruned_share`, the share of the model's own corpus that pruning left
-    out. Pass one to :meth:`SoftCosineModel.counts` or :meth:`SoftCosineModel.vectorize_many`,
-    which add to it.
-    """
-
-    tokens: int = 0
-    unknown: int = 0
-
-    #: Fewer tokens than this say too little about a corpus to warn about drift.
-    DRIFT_MIN_TOKENS = 1000
-
-    @property
-    def unknown_share(self) -> float | None:
-        """``unknown / tokens``; None when there were no tokens."""
-        return self.unknown / self.tokens if self.tokens else None
-
-    def drift(self, vocabulary: Vocabulary) -> str | None:
-        """A warning when the unknown share is far above what the model's corpus left out.
-
-        "Far above" is at least twice :attr:`Vocabulary.pruned_share` and at least 10
-        percentage points above it, over :data:`DRIFT_MIN_TOKENS` tokens or more: the texts use
-        many words that the model's corpus did not have (or had too rarely), which the SCM then
-        ignores. None when there is no such drift, or the model did not record its pruned share.
-        """
-        pruned, share = vocabulary.pruned_share, self.unknown_share
-        if pruned is None or share is None or self.tokens < self.DRIFT_MIN_TOKENS:
-            return None
-        if share < max(2.0 * pruned, pruned + 0.10):
-            return None
-        return (
-            f"{100 * share:.1f}% of the corpus's tokens are unknown to the model, whose own corpus "
-            f"left out only {100 * pruned:.1f}%: the corpus has drifted from the model's; the "
-            "SCM ignores unknown words, so consider rebuilding the model on this corpus"
-        )
 
 
 class SoftCosineModel:
@@ -111,6 +70,13 @@ class SoftCosineModel:
         :data:`es_scm.defaults.DEFAULT_WEIGHTING`. A ``None`` query weighting is the document
         weighting, or the default for BM25 documents
         (:func:`~es_scm.model.weighting.query_weighting_for`).
+    hybrid : dict, optional
+        How hybrid search fuses BM25 with this model's SCM unless told otherwise (``fusion``,
+        ``alpha``, ``rrf_k``, ``depth``; :mod:`es_scm.fusion`): what ``es-scm tune`` found best.
+        Saved with the model but not part of :attr:`model_id`: it changes no stored vector.
+    unseen : UnseenTerms, optional
+        Words outside the vocabulary that a query may use, with their similarities to the terms
+        (:mod:`es_scm.similarity.unseen`; :meth:`build` makes them from its embeddings).
 
     Examples
     --------
@@ -126,6 +92,8 @@ class SoftCosineModel:
         similarity_matrix: TermSimilarityMatrix,
         document_weighting: WeightingLike = None,
         query_weighting: WeightingLike = None,
+        hybrid: Mapping[str, Any] | None = None,
+        unseen: UnseenTerms | None = None,
     ) -> None:
         if not isinstance(tokenizer, Tokenizer):
             raise ValueError(f"tokenizer must be a Tokenizer, got {tokenizer!r}")
@@ -148,6 +116,10 @@ class SoftCosineModel:
             if query_weighting is None
             else as_weighting(query_weighting, "query_weighting")
         )
+        self.hybrid = hybrid_settings(hybrid)
+        if unseen is not None and not isinstance(unseen, UnseenTerms):
+            raise ValueError(f"unseen must be UnseenTerms or None, got {unseen!r}")
+        self.unseen = unseen
         self._model_id: str | None = None
         self._lookup: dict[str, int] | None = None
         self._global_weights: dict[str, np.ndarray] = {}  # idf per role, computed once
@@ -169,6 +141,7 @@ class SoftCosineModel:
         similarity: SimilarityLike = None,
         levenshtein: bool | float = False,
         n_jobs: int | None = None,
+        unseen_limit: int = UNSEEN_LIMIT,
         **similarity_options: Any,
     ) -> SoftCosineModel:
         """Fit the vocabulary in one pass over ``texts`` and build S over its terms.
@@ -203,6 +176,11 @@ class SoftCosineModel:
             the vocabulary is the same whatever their number). ``None`` uses every CPU for a
             corpus of 20,000 texts or more where processes can be forked, ``1`` none, ``-1``
             every CPU. Embeddings trained on ``texts`` read them in-process.
+        unseen_limit : int, default=UNSEEN_LIMIT
+            Query words outside the vocabulary get a column of S from the embeddings (so
+            "automobile" finds "car" in a corpus that only says "car";
+            :mod:`es_scm.similarity.unseen`): the first ``unseen_limit`` words of each
+            embeddings source outside the vocabulary (the most frequent, for GloVe). 0: none.
         **similarity_options
             How S is built, with the defaults of :data:`es_scm.defaults.SIMILARITY_DEFAULTS`:
             ``nonzero_limit``, ``threshold``, ``exponent``, ``symmetric``, ``dominant``,
@@ -215,36 +193,18 @@ class SoftCosineModel:
         -------
         SoftCosineModel
         """
-        allowed = {*SIMILARITY_DEFAULTS, "dtype", "batch_size"}
-        unknown = sorted(set(similarity_options) - allowed)
-        if unknown:
-            raise TypeError(f"SoftCosineModel.build() got an unexpected keyword {unknown[0]!r}")
-        tokenizer = Tokenizer() if tokenizer is None else tokenizer
-        started = time.perf_counter()
-        vocabulary = Vocabulary(min_df=min_df, max_df=max_df, max_terms=max_terms)
-        sink = own_corpus_sink(embeddings)
-        if sink is None:
-            vocabulary.fit_counts(count_texts(texts, tokenizer, n_jobs=n_jobs))
-        else:  # the tokens are written for the training as they pass, in order
-            vocabulary.fit(sink.tee(tokenizer.tokenize_many(texts)))
-        logger.info(
-            "vocabulary: %d terms from %d documents (%.1fs)",
-            len(vocabulary),
-            vocabulary.num_documents,
-            time.perf_counter() - started,
-        )
-        started = time.perf_counter()
-        embeddings = resolve_embeddings(embeddings, tokenizer, vocabulary.terms, sink)
-        matrix = build_similarity(
-            vocabulary.terms,
+        parts = fit_parts(
+            texts,
             embeddings,
+            tokenizer=tokenizer,
+            vocabulary=Vocabulary(min_df=min_df, max_df=max_df, max_terms=max_terms),
             similarity=similarity,
             levenshtein=levenshtein,
-            document_frequencies=vocabulary.document_frequencies,
-            options=similarity_options,
+            n_jobs=n_jobs,
+            unseen_limit=unseen_limit,
+            similarity_options=similarity_options,
         )
-        logger.info("S: %d non-zeros (%.1fs)", matrix.nnz, time.perf_counter() - started)
-        return cls(tokenizer, vocabulary, matrix, document_weighting, query_weighting)
+        return cls(*parts[:3], document_weighting, query_weighting, unseen=parts[3])
 
     # -- vectors --------------------------------------------------------------------------------
 
@@ -358,6 +318,19 @@ class SoftCosineModel:
             raise TypeError(f"text must be a str, got {type(text).__name__}")
         return self.vectorize_many([text], role=role)
 
+    def query_vector(self, text: str) -> QueryVector:
+        """The query as the SCM uses it: x = W(q), x' and its soft norm, computed once.
+
+        Query words outside the vocabulary that :attr:`unseen` knows join x' and the norm
+        (:func:`es_scm.similarity.unseen.query_vector`); others are ignored.
+        """
+        weights = self.vectorize(text, role="query")
+        words = []
+        if self.unseen is not None:
+            args = (self.tokenizer, self.vocabulary, self.query_weighting, self.unseen)
+            words = unseen_words(text, *args)
+        return query_vector(self.similarity_matrix, weights, words)
+
     def similarity(
         self,
         text_a: str,
@@ -379,9 +352,19 @@ class SoftCosineModel:
             SCM(Wx, Wy) in [-1, 1] (in [0, 1] for non-negative S); 0.0 when either text has no
             vocabulary term.
         """
-        x = self.vectorize(text_a, role=roles[0])
         y = self.vectorize(text_b, role=roles[1])
+        query = self._query_with_unseen(text_a, roles[0])
+        if query is not None:
+            return query_scm(query, y, self.similarity_matrix)
+        x = self.vectorize(text_a, role=roles[0])
         return float(self.similarity_matrix.inner_product(x, y, normalized=(True, True)))
+
+    def _query_with_unseen(self, text: str, role: Role) -> QueryVector | None:
+        """The query vector of ``text`` if it is a query with words outside the vocabulary."""
+        if role != "query" or self.unseen is None:
+            return None
+        query = self.query_vector(text)
+        return query if query.unseen else None
 
     def explain(
         self,
@@ -414,9 +397,14 @@ class SoftCosineModel:
             1e-9 (to ``total``, the SCM before clipping to [-1, 1]). Empty, with score 0, when
             either text has no vocabulary term.
         """
-        x = self.vectorize(text_a, role=roles[0])
         y = self.vectorize(text_b, role=roles[1])
         matrix = self.similarity_matrix
+        query = self._query_with_unseen(text_a, roles[0])
+        if query is not None:
+            norms = (query.norm, matrix.soft_norm(y)) if y.nnz else (0.0, 0.0)
+            score = query_scm(query, y, matrix)
+            return explain_vectors(matrix, query.weights, y, norms, score, top, query.unseen)
+        x = self.vectorize(text_a, role=roles[0])
         score = float(matrix.inner_product(x, y, normalized=(True, True)))
         norms = (matrix.soft_norm(x), matrix.soft_norm(y)) if x.nnz and y.nnz else (0.0, 0.0)
         return explain_vectors(matrix, x, y, norms, score, top)
@@ -440,6 +428,7 @@ class SoftCosineModel:
                 (self.document_weighting, self.query_weighting),
                 self.vocabulary,
                 self.similarity_matrix,
+                self.unseen,
             )
         return self._model_id
 
@@ -463,7 +452,12 @@ class SoftCosineModel:
         """
         path = Path(directory)
         persistence.write_bundle(
-            path, self.get_config(), self.vocabulary, self.similarity_matrix, self.model_id
+            path,
+            {**self.get_config(), **({"hybrid": self.hybrid} if self.hybrid else {})},
+            self.vocabulary,
+            self.similarity_matrix,
+            self.model_id,
+            self.unseen,
         )
         return path
 
@@ -489,7 +483,7 @@ class SoftCosineModel:
             hashes to the saved ``model_id``.
         """
         path = Path(directory)
-        config, vocabulary, matrix = persistence.read_bundle(path)
+        config, vocabulary, matrix, unseen = persistence.read_bundle(path)
         try:
             model = cls(
                 Tokenizer.from_config(config["tokenizer"], tokenizer=tokenizer),
@@ -497,6 +491,8 @@ class SoftCosineModel:
                 matrix,
                 TermWeighting.from_config(config["document_weighting"]),
                 TermWeighting.from_config(config["query_weighting"]),
+                config.get("hybrid"),
+                unseen,
             )
         except KeyError as error:
             raise ValueError(f"{path / persistence.CONFIG_FILE} lacks {error}") from None

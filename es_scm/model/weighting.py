@@ -228,8 +228,10 @@ class TermWeighting:
         -------
         ndarray of float64, shape (n_terms,)
         """
-        n = float(vocabulary.num_documents)
         df = np.maximum(vocabulary.document_frequencies.astype(np.float64), 1.0)
+        return self._idf(float(vocabulary.num_documents), df)
+
+    def _idf(self, n: float, df: np.ndarray) -> np.ndarray:
         if self.scheme == "bm25":
             return np.log1p((n - df + 0.5) / (df + 0.5))
         if self.idf == "none":
@@ -239,6 +241,17 @@ class TermWeighting:
         if self.idf == "log2":
             return np.log2(n / df)
         return np.log1p(n / df)
+
+    def unseen_weights(self, counts: Any, vocabulary: Vocabulary) -> np.ndarray:
+        """Weights of words outside the vocabulary with these ``counts`` (in one text).
+
+        Each is weighted as a term in one document of the vocabulary's N (df = 1, the rarest a
+        term can be): :mod:`es_scm.similarity.unseen`.
+        """
+        tf = sp.csr_matrix(np.asarray(counts, dtype=np.float64).reshape(1, -1))
+        df = np.ones(tf.shape[1], dtype=np.float64)
+        n = float(max(vocabulary.num_documents, 1))
+        return self._local_weights(tf, vocabulary) * self._idf(n, df)[tf.indices]
 
     def _local_weights(self, counts: sp.csr_matrix, vocabulary: Vocabulary) -> np.ndarray:
         tf = counts.data

@@ -154,6 +154,24 @@ class WordEmbeddings:
         keyed_vectors.add_vectors(self.words, self.vectors)
         return keyed_vectors
 
+    def save_word2vec(self, path: PathLike, *, binary: bool = False) -> None:
+        """Write the word2vec format that :meth:`load_word2vec` (and gensim) read.
+
+        A header ``"<n_words> <dim>"``, then per word ``word v1 … v_dim`` (text) or the word, a
+        space and ``dim`` little-endian float32 numbers (binary). Words must hold no whitespace.
+        """
+        bad = next((w for w in self.words if not w or any(c.isspace() for c in w)), None)
+        if bad is not None:
+            raise ValueError(f"the word2vec format cannot hold the word {bad!r}")
+        with open(path, "wb") as out:
+            out.write(f"{len(self)} {self.dim}\n".encode("ascii"))
+            for word, vector in zip(self.words, self.vectors, strict=True):
+                if binary:
+                    out.write(word.encode("utf-8") + b" " + vector.astype("<f4").tobytes())
+                else:
+                    numbers = " ".join(repr(float(v)) for v in vector)
+                    out.write(f"{word} {numbers}\n".encode())
+
     @classmethod
     def load_word2vec(
         cls,

@@ -14,8 +14,16 @@ import numpy as np
 
 from es_scm.defaults import SIMILARITY_DEFAULTS
 from es_scm.similarity.matrix import TermSimilarityMatrix
+from es_scm.similarity.sources import as_embeddings
+from es_scm.similarity.unseen import UnseenTerms
 
-__all__ = ["SimilarityLike", "build_similarity", "levenshtein_weight", "weighted_sources"]
+__all__ = [
+    "SimilarityLike",
+    "build_similarity",
+    "build_unseen",
+    "levenshtein_weight",
+    "weighted_sources",
+]
 
 SimilarityLike = TermSimilarityMatrix | Callable[[list[str]], TermSimilarityMatrix] | None
 
@@ -93,6 +101,36 @@ def build_similarity(
         return semantic
     weight = 0.5 if levenshtein is True else weight
     return TermSimilarityMatrix.combine([(1.0 - weight, semantic), (weight, edit)])
+
+
+def build_unseen(
+    terms: Sequence[str],
+    embeddings: Any,
+    *,
+    limit: int,
+    options: dict[str, Any] | None = None,
+) -> UnseenTerms | None:
+    """The words of ``embeddings`` outside ``terms`` that a query may use (None without any).
+
+    Each embeddings source (weighted as in :func:`build_similarity`) offers its first ``limit``
+    words outside the terms, under S's ``threshold``, ``exponent`` and ``nonzero_limit``
+    (:mod:`es_scm.similarity.unseen`).
+    """
+    if embeddings is None or limit <= 0:
+        return None
+    settings = {**SIMILARITY_DEFAULTS, **(options or {})}
+    budget = settings["nonzero_limit"]
+    rule = {
+        "threshold": float(settings["threshold"]),
+        "exponent": float(settings["exponent"]),
+        "nonzero_limit": len(terms) if budget is None else int(budget),
+    }
+    parts = [
+        (weight, UnseenTerms.from_embeddings(terms, as_embeddings(source), limit=limit, **rule))
+        for weight, source in weighted_sources(embeddings) or [(1.0, embeddings)]
+    ]
+    unseen = UnseenTerms.combine(parts)
+    return unseen if len(unseen) else None
 
 
 def levenshtein_weight(levenshtein: bool | float) -> float:

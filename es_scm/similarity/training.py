@@ -1,28 +1,40 @@
 """Word embeddings trained on a corpus with gensim ``Word2Vec`` or ``FastText``: the one trainer.
 
-:meth:`es_scm.model.SoftCosineModel.build` (``embeddings="train:fasttext"``), ``es-scm model
-build --embeddings train:…`` and the evaluations all train through :func:`train_embeddings`.
+:meth:`es_scm.model.SoftCosineModel.build` (``embeddings="train"`` or ``"auto"``), ``es-scm model
+build``, ``es-scm embeddings train`` and the evaluations all train through :func:`train_on_file`.
 
-Determinism
-    One worker thread and a fixed ``seed`` (both recorded), so the same sentences and parameters
-    give the same vectors, bit for bit, with the same gensim version.
+Scaled to the corpus
+    Parameters left at ``None`` are chosen from the corpus's token count T by
+    :meth:`EmbeddingTraining.plan` (constants in :data:`es_scm.defaults.TRAINING_SCALE`): epochs
+    round(10,000 / √T) within [1, 100], so the total work grows as √T; fastText (skip-gram with
+    character n-grams, which relate *flow*, *flows* and *upflow* and give rare words a vector)
+    below 2 million tokens, word2vec above; an n-gram table sized to the vocabulary instead of
+    gensim's 2 million buckets.
+Threads and determinism
+    One thread with the fixed ``seed`` gives the same vectors from the same sentences and
+    parameters, bit for bit (same gensim version). That is the default while the work is small
+    (fewer than 4 million token passes, tokens × epochs: seconds); beyond, every CPU trains, and
+    gensim's threads interleave their updates, so two runs give slightly different vectors —
+    the cache (below) makes a second build of the same corpus reuse the first run's.
+    ``deterministic=True`` keeps one thread whatever the size; ``workers`` sets the threads.
 Cache
     The tokenized sentences are written once to a file, one sentence a line, hashed as they are
-    written; the trained vectors are kept under a key that hashes that content, every training
-    parameter and the gensim version, so a second run on the same content loads them. The cache
-    folder is ``cache_dir``, else ``$ES_SCM_CACHE/embeddings``, else
-    ``~/.cache/es-scm/embeddings``.
-fastText
-    Its subword (character n-gram) vectors give a vector to every term of the model, even one
-    below ``min_count`` or misspelled, so rare words and typos get neighbours: pass the model's
-    terms as ``terms``.
+    written, and deleted after training; the trained vectors are kept under a key that hashes
+    that content, every parameter that decides them and the gensim version. Only what a model
+    can use is kept — the vectors of the trained words and, for fastText, of the other words of
+    the corpus and the requested terms, composed from their n-grams — as a float32 ``.npy`` and
+    a JSON word list (:mod:`es_scm.similarity.training_files`): no pickle,
+    no n-gram table. The folder (``cache_dir``, else ``$ES_SCM_CACHE/embeddings``, else
+    ``~/.cache/es-scm/embeddings``) and its files are private to the user (0700/0600).
+Progress
+    ``progress(done, total)`` counts the sentences trained on over all epochs, so a progress bar
+    can show the time left.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
+import math
 import os
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -32,33 +44,64 @@ from typing import Any
 
 import numpy as np
 
-from es_scm.defaults import TRAINING_DEFAULTS, TRAINING_METHODS
+from es_scm.defaults import TRAINING_DEFAULTS, TRAINING_METHODS, TRAINING_SCALE
 from es_scm.extras import require
 from es_scm.similarity.embeddings import WordEmbeddings
+from es_scm.similarity.training_files import (
+    SentenceFile,
+    VectorCache,
+    cache_key,
+    default_cache_dir,
+    file_statistics,
+    private_directory,
+)
 
 __all__ = [
     "EmbeddingTraining",
     "SentenceFile",
+    "TrainingPlan",
     "as_training",
+    "cpu_count",
     "default_cache_dir",
+    "private_directory",
     "train_embeddings",
     "train_on_file",
 ]
 
 logger = logging.getLogger(__name__)
 #: Fewer training tokens than this give embeddings too noisy to relate words (a warning says so).
-SMALL_CORPUS_TOKENS = 20_000
+SMALL_CORPUS_TOKENS = 2_000
 
-_SCHEME = "es-scm-embeddings/1"
-#: ``progress(epochs_done, epochs)`` after every epoch.
+#: ``progress(sentences_done, sentences_total)`` while training, over all epochs.
 Progress = Callable[[int, int], None]
+_PROGRESS_EVERY = 1_000  # sentences between two progress calls
 
 
-def default_cache_dir() -> Path:
-    """``$ES_SCM_CACHE/embeddings``, else ``~/.cache/es-scm/embeddings``."""
-    root = os.environ.get("ES_SCM_CACHE")
-    base = Path(root) if root else Path.home() / ".cache" / "es-scm"
-    return base / "embeddings"
+def cpu_count() -> int:
+    """The CPUs this process may run on."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
+@dataclass(frozen=True)
+class TrainingPlan:
+    """What :meth:`EmbeddingTraining.plan` chose for a corpus: gensim's method and parameters.
+
+    ``params`` are the keyword arguments of gensim's ``Word2Vec``/``FastText`` (without
+    ``workers``); ``reasons`` says why each scaled parameter has its value.
+    """
+
+    method: str
+    params: dict[str, Any]
+    workers: int
+    tokens: int
+    reasons: dict[str, str]
+
+    def record(self) -> dict[str, Any]:
+        """What decides the vectors, as recorded in ``model.json`` and hashed into the cache key."""
+        deterministic = self.workers == 1
+        return {"method": self.method, **self.params, "deterministic": deterministic}
 
 
 @dataclass(frozen=True)
@@ -67,27 +110,37 @@ class EmbeddingTraining:
 
     Parameters
     ----------
-    method : {"word2vec", "fasttext"}
-    vector_size, window, min_count, epochs, sg, seed, min_n, max_n
-        gensim's parameters (``min_n``, ``max_n``: fastText's character n-gram lengths);
-        defaults in :data:`es_scm.defaults.TRAINING_DEFAULTS`.
+    method : {"auto", "word2vec", "fasttext"}
+        ``"auto"`` picks by corpus size (:data:`es_scm.defaults.TRAINING_SCALE`).
+    vector_size, window, sg, seed, min_n, max_n, sample
+        gensim's parameters (``min_n``, ``max_n``: fastText's character n-gram lengths).
+    min_count, epochs, bucket : int or None
+        gensim's parameters; ``None`` scales them to the corpus (:meth:`plan`).
+    workers : int or None
+        Training threads; ``None`` is every CPU.
+    deterministic : bool
+        Train on one thread, so that the same corpus gives the same vectors bit for bit.
     corpus : iterable of str, optional
         A background corpus; None trains on the corpus being modelled.
     cache_dir : path, optional
         See :func:`default_cache_dir`.
     progress : callable, optional
-        ``progress(epochs_done, epochs)`` after every epoch (a progress bar).
+        ``progress(sentences_done, sentences_total)`` while training (a progress bar).
     """
 
     method: str = TRAINING_DEFAULTS["method"]
     vector_size: int = TRAINING_DEFAULTS["vector_size"]
     window: int = TRAINING_DEFAULTS["window"]
-    min_count: int = TRAINING_DEFAULTS["min_count"]
-    epochs: int = TRAINING_DEFAULTS["epochs"]
+    min_count: int | None = TRAINING_DEFAULTS["min_count"]
+    epochs: int | None = TRAINING_DEFAULTS["epochs"]
     sg: int = TRAINING_DEFAULTS["sg"]
     seed: int = TRAINING_DEFAULTS["seed"]
     min_n: int = TRAINING_DEFAULTS["min_n"]
     max_n: int = TRAINING_DEFAULTS["max_n"]
+    bucket: int | None = TRAINING_DEFAULTS["bucket"]
+    sample: float = TRAINING_DEFAULTS["sample"]
+    workers: int | None = TRAINING_DEFAULTS["workers"]
+    deterministic: bool = TRAINING_DEFAULTS["deterministic"]
     corpus: Iterable[str] | None = field(default=None, compare=False, repr=False)
     cache_dir: str | Path | None = field(default=None, compare=False)
     progress: Progress | None = field(default=None, compare=False, repr=False)
@@ -95,12 +148,25 @@ class EmbeddingTraining:
     def __post_init__(self) -> None:
         if self.method not in TRAINING_METHODS:
             raise ValueError(f"method must be one of {TRAINING_METHODS}, got {self.method!r}")
-        for name in ("vector_size", "window", "min_count", "epochs", "min_n", "max_n"):
+        for name in ("vector_size", "window", "min_count", "epochs", "min_n", "max_n", "bucket"):
             value = getattr(self, name)
+            optional = name in ("min_count", "epochs", "bucket")
+            if optional and value is None:
+                continue
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise ValueError(f"{name} must be a positive integer, got {value!r}")
+        if self.workers is not None and (
+            not isinstance(self.workers, int) or isinstance(self.workers, bool) or self.workers < 1
+        ):
+            raise ValueError(f"workers must be a positive integer or None, got {self.workers!r}")
         if self.sg not in (0, 1):
             raise ValueError(f"sg must be 0 (CBOW) or 1 (skip-gram), got {self.sg!r}")
+        if self.min_n > self.max_n:
+            raise ValueError(f"min_n ({self.min_n}) must not exceed max_n ({self.max_n})")
+        if not isinstance(self.sample, int | float) or not 0.0 <= self.sample < 1.0:
+            raise ValueError(f"sample must be a number in [0, 1), got {self.sample!r}")
+        if not isinstance(self.deterministic, bool):
+            raise ValueError(f"deterministic must be a bool, got {self.deterministic!r}")
 
     @classmethod
     def from_spec(cls, spec: str, **options: Any) -> EmbeddingTraining:
@@ -108,15 +174,69 @@ class EmbeddingTraining:
         head, _, method = spec.strip().lower().partition(":")
         if head != "train":
             raise ValueError(f"a training spec is train[:word2vec|fasttext], got {spec!r}")
-        return cls(method=method or TRAINING_DEFAULTS["method"], **options)
+        return cls(method=method or "auto", **options)
 
-    def params(self) -> dict[str, Any]:
-        """The parameters that decide the vectors (recorded in the model, part of the key)."""
-        keys = ["vector_size", "window", "min_count", "epochs", "sg", "seed"]
-        if self.method == "fasttext":
-            keys += ["min_n", "max_n"]
+    def plan(self, tokens: int, distinct: int) -> TrainingPlan:
+        """The method and parameters for a corpus of ``tokens`` tokens, ``distinct`` distinct.
+
+        See :data:`es_scm.defaults.TRAINING_SCALE` for the rules and the measurements behind
+        them; a parameter given explicitly is kept as it is.
+        """
+        scale, reasons = TRAINING_SCALE, {}
+        method = self.method
+        if method == "auto":
+            small = tokens < scale["fasttext_max_tokens"]
+            method = "fasttext" if small else "word2vec"
+            reasons["method"] = (
+                f"{tokens:,} tokens {'<' if small else '>='} {scale['fasttext_max_tokens']:,}: "
+                + ("fastText's n-grams help small corpora" if small else "word2vec is faster")
+            )
+        epochs = self.epochs
+        if epochs is None:
+            wanted = round(scale["epoch_scale"] / math.sqrt(max(tokens, 1)))
+            epochs = min(scale["max_epochs"], max(1, wanted))
+            reasons["epochs"] = f"round({scale['epoch_scale']:,} / √{tokens:,}) in [1, 100]"
+        min_count = self.min_count
+        if min_count is None:
+            min_count = scale[f"{method}_min_count"]
+            reasons["min_count"] = f"{method}'s default here"
+        params: dict[str, Any] = {
+            "vector_size": self.vector_size,
+            "window": self.window,
+            "min_count": min_count,
+            "epochs": epochs,
+            "sg": self.sg,
+            "seed": self.seed,
+            "sample": self.sample,
+        }
+        if method == "fasttext":
+            bucket = self.bucket
+            if bucket is None:
+                wanted = scale["buckets_per_token"] * distinct
+                bucket = min(scale["max_bucket"], max(scale["min_bucket"], wanted))
+                reasons["bucket"] = f"{scale['buckets_per_token']} per distinct token"
+            params.update(min_n=self.min_n, max_n=self.max_n, bucket=bucket)
+        passes = tokens * epochs
+        if self.deterministic or self.workers == 1:
+            workers = 1
+        elif self.workers is not None:
+            workers = self.workers
+        elif passes < scale["deterministic_max_passes"]:
+            workers = 1
+            reasons["workers"] = (
+                f"{passes:,} token passes < {scale['deterministic_max_passes']:,}: one thread, "
+                "reproducible"
+            )
+        else:
+            workers = cpu_count()
+            reasons["workers"] = f"{passes:,} token passes: every CPU"
+        return TrainingPlan(method, params, workers, tokens, reasons)
+
+    def describe(self) -> dict[str, Any]:
+        """The parameters as given (``None``: scaled to the corpus)."""
         values = asdict(replace(self, corpus=None, progress=None, cache_dir=None))
-        return {"method": self.method, **{k: values[k] for k in keys}, "workers": 1}
+        values.pop("corpus"), values.pop("progress"), values.pop("cache_dir")
+        return values
 
 
 def as_training(embeddings: Any) -> EmbeddingTraining | None:
@@ -126,47 +246,6 @@ def as_training(embeddings: Any) -> EmbeddingTraining | None:
     if isinstance(embeddings, str) and embeddings.strip().lower().startswith("train"):
         return EmbeddingTraining.from_spec(embeddings)
     return None
-
-
-class SentenceFile:
-    """Token lists written to a file, one sentence a line, and hashed while they are written.
-
-    :meth:`tee` passes the sentences through (so that a vocabulary can be fitted from the same
-    one-shot stream); :meth:`close` names the file by its content hash and returns it.
-    """
-
-    def __init__(self, directory: str | Path | None = None) -> None:
-        self.directory = Path(directory) if directory is not None else default_cache_dir()
-        self.directory.mkdir(parents=True, exist_ok=True)
-        self._partial = self.directory / f"corpus-{os.getpid()}-{id(self):x}.partial"
-        self._out = open(self._partial, "w", encoding="utf-8")  # noqa: SIM115 - closed in close()
-        self._hash = hashlib.sha256()
-        self.sentences = 0
-        self.tokens = 0
-
-    def write(self, tokens: Sequence[str]) -> None:
-        """Add one sentence (skipped when empty)."""
-        if not tokens:
-            return
-        line = " ".join(tokens) + "\n"
-        self._out.write(line)
-        self._hash.update(line.encode("utf-8"))
-        self.sentences += 1
-        self.tokens += len(tokens)
-
-    def tee(self, sentences: Iterable[Sequence[str]]) -> Iterator[Sequence[str]]:
-        """Yield every sentence, writing it on the way."""
-        for tokens in sentences:
-            self.write(tokens)
-            yield tokens
-
-    def close(self) -> tuple[Path, str]:
-        """The file named ``corpus-<sha256>.txt`` and its content's sha256."""
-        self._out.close()
-        digest = self._hash.hexdigest()
-        path = self.directory / f"corpus-{digest[:16]}.txt"
-        self._partial.replace(path)
-        return path, digest
 
 
 def train_embeddings(
@@ -195,8 +274,12 @@ def train_embeddings(
     sink = SentenceFile(training.cache_dir)
     for tokens in sentences:
         sink.write(tokens)
+    counts = (sink.tokens, sink.distinct)
     path, digest = sink.close()
-    return train_on_file(path, training, terms=terms, name=name, digest=digest)
+    try:
+        return train_on_file(path, training, terms=terms, name=name, digest=digest, counts=counts)
+    finally:
+        path.unlink(missing_ok=True)  # the vectors are cached; the corpus is not kept
 
 
 def train_on_file(
@@ -206,101 +289,124 @@ def train_on_file(
     terms: Sequence[str] = (),
     name: str | None = None,
     digest: str | None = None,
+    counts: tuple[int, int] | None = None,
 ) -> WordEmbeddings:
     """Word embeddings trained on a file of sentences (one a line, tokens split by spaces).
 
-    ``digest`` is the file's sha256 if already known (else it is computed).
+    ``digest`` is the file's sha256 and ``counts`` its (tokens, distinct tokens), if already
+    known (else they are read from the file).
     """
-    models = require("gensim.models", "training word embeddings")
+    gensim = require("gensim", "training word embeddings")
     path = Path(path)
-    digest = digest or _file_digest(path)
-    params = training.params()
-    key = _key(digest, params, require("gensim", "training word embeddings").__version__)
-    directory = Path(training.cache_dir) if training.cache_dir else default_cache_dir()
-    directory.mkdir(parents=True, exist_ok=True)
-    vectors_path = directory / f"{training.method}-{key}.kv"
-    if vectors_path.exists():
-        logger.info("%s: loading cached vectors %s", training.method, vectors_path)
-        keyed = models.KeyedVectors.load(str(vectors_path))
-        cached = True
-        if training.progress is not None:
-            training.progress(training.epochs, training.epochs)  # nothing left to train
-    else:
-        keyed = _train(models, path, training)
-        partial = directory / f"{training.method}-{key}.partial.kv"
-        keyed.save(str(partial))
-        for file in directory.glob(f"{training.method}-{key}.partial.kv*"):
-            file.replace(directory / file.name.replace(".partial.kv", ".kv"))
-        cached = False
-    embeddings = _to_embeddings(keyed, training.method, terms)
-    embeddings.name = f"{training.method} trained on {name or path.name}"
-    embeddings.training = {**params, "corpus_sha256": digest, "cache_key": key}
-    logger.info("%s: %d vectors (cached: %s)", training.method, len(embeddings), cached)
+    if digest is None or counts is None:
+        digest, counts = file_statistics(path)
+    plan = training.plan(*counts)
+    record = plan.record()
+    key = cache_key(digest, record, gensim.__version__)
+    directory = private_directory(training.cache_dir or default_cache_dir())
+    cached = VectorCache(directory, f"{plan.method}-{key}")
+    embeddings = cached.load(terms)
+    if embeddings is None:
+        started = time.perf_counter()
+        model = _train(path, plan, training.progress, counts[0])
+        seconds = time.perf_counter() - started
+        embeddings, no_vector = _to_embeddings(
+            model.wv, plan.method, _corpus_words(path, plan), terms
+        )
+        cached.save(embeddings, no_vector, seconds, plan.method)
+        logger.info(
+            "%s: %d vectors from %d tokens (%d epochs, %d threads) in %.1fs",
+            plan.method,
+            len(embeddings),
+            plan.tokens,
+            plan.params["epochs"],
+            plan.workers,
+            seconds,
+        )
+    elif training.progress is not None:
+        training.progress(1, 1)  # nothing left to train
+    embeddings.name = f"{plan.method} trained on {name or path.name}"
+    embeddings.training = {
+        **record,
+        "workers": plan.workers,
+        "tokens": plan.tokens,
+        "scaled": plan.reasons,
+        "corpus_sha256": digest,
+        "cache_key": key,
+    }
     return embeddings
 
 
-def _train(models: Any, path: Path, training: EmbeddingTraining) -> Any:
-    """Train with one worker (deterministic); return the ``KeyedVectors``."""
-    params = training.params()
-    params.pop("method")
-    if training.method == "word2vec":
-        params.pop("min_n", None), params.pop("max_n", None)
-    kind = models.FastText if training.method == "fasttext" else models.Word2Vec
-    callbacks = [_epoch_callback(training)] if training.progress is not None else []
-    started = time.perf_counter()
-    model = kind(sentences=models.word2vec.LineSentence(str(path)), callbacks=callbacks, **params)
-    seconds = time.perf_counter() - started
-    logger.info("%s: trained %d words in %.1fs", training.method, len(model.wv), seconds)
-    if model.corpus_total_words < SMALL_CORPUS_TOKENS:
+class _Counted:
+    """A sentence file re-read on every epoch, reporting progress every few sentences."""
+
+    def __init__(self, path: Path, total: int, progress: Progress | None) -> None:
+        self.path, self.total, self.progress = path, total, progress
+        self.done = 0
+
+    def __iter__(self) -> Iterator[list[str]]:
+        with open(self.path, encoding="utf-8") as lines:
+            for line in lines:
+                yield line.split()
+                self.done += 1
+                if self.progress is not None and self.done % _PROGRESS_EVERY == 0:
+                    self.progress(min(self.done, self.total), self.total)
+
+
+def _train(path: Path, plan: TrainingPlan, progress: Progress | None, tokens: int) -> Any:
+    """Build the vocabulary, then train for the plan's epochs; return the gensim model."""
+    models = require("gensim.models", "training word embeddings")
+    kind = models.FastText if plan.method == "fasttext" else models.Word2Vec
+    model = kind(workers=plan.workers, **plan.params)
+    model.build_vocab(corpus_iterable=_Counted(path, 0, None))
+    if not model.wv.index_to_key:
+        raise ValueError(
+            f"{plan.method} found no word seen at least min_count={plan.params['min_count']} "
+            f"times in {tokens:,} tokens: too little text to train on"
+        )
+    epochs = plan.params["epochs"]
+    corpus = _Counted(path, model.corpus_count * epochs, progress)
+    model.train(corpus_iterable=corpus, total_examples=model.corpus_count, epochs=epochs)
+    if progress is not None:
+        progress(corpus.total, corpus.total)
+    if tokens < SMALL_CORPUS_TOKENS:
         logger.warning(
             "%s was trained on only %d tokens: its similarities will be weak; use pretrained "
             "embeddings (e.g. glove-6b-50d) or a larger background corpus to train on",
-            training.method,
-            model.corpus_total_words,
+            plan.method,
+            tokens,
         )
-    return model.wv
+    return model
 
 
-def _epoch_callback(training: EmbeddingTraining) -> Any:
-    base = require("gensim.models.callbacks", "training word embeddings").CallbackAny2Vec
-    progress = training.progress
-    assert progress is not None
-
-    class _Epochs(base):  # type: ignore[misc, valid-type]
-        def __init__(self) -> None:
-            self.done = 0
-
-        def on_epoch_end(self, model: Any) -> None:
-            self.done += 1
-            progress(self.done, training.epochs)
-
-    return _Epochs()
+def _corpus_words(path: Path, plan: TrainingPlan) -> list[str]:
+    """fastText: every distinct word of the corpus (each gets a vector); word2vec: none."""
+    if plan.method != "fasttext":
+        return []
+    words: dict[str, None] = {}
+    with open(path, encoding="utf-8") as lines:
+        for line in lines:
+            words.update(dict.fromkeys(line.split()))
+    return list(words)
 
 
-def _to_embeddings(keyed: Any, method: str, terms: Sequence[str]) -> WordEmbeddings:
-    """The trained words; for fastText also ``terms`` without a word vector, from subwords."""
+def _to_embeddings(
+    keyed: Any, method: str, corpus_words: Sequence[str], terms: Sequence[str]
+) -> tuple[WordEmbeddings, list[str]]:
+    """The trained words; for fastText also the corpus's other words and ``terms``, composed.
+
+    Also returns the words that got no vector (no n-gram of theirs was trained).
+    """
     words = list(keyed.index_to_key)
     vectors = np.asarray(keyed.vectors, dtype=np.float32)
-    if method == "fasttext" and terms:
+    no_vector: list[str] = []
+    if method == "fasttext":
         known = keyed.key_to_index
-        extra = [t for t in dict.fromkeys(terms) if t not in known]
+        extra = [t for t in dict.fromkeys([*corpus_words, *terms]) if t not in known]
         if extra:
             composed = np.vstack([keyed[t] for t in extra]).astype(np.float32)
-            keep = np.linalg.norm(composed, axis=1) > 0  # no n-gram at all: no vector
+            keep = np.linalg.norm(composed, axis=1) > 0
             words += [t for t, k in zip(extra, keep, strict=True) if k]
+            no_vector = [t for t, k in zip(extra, keep, strict=True) if not k]
             vectors = np.vstack([vectors, composed[keep]])
-    return WordEmbeddings(words, vectors)
-
-
-def _key(digest: str, params: dict[str, Any], gensim_version: str) -> str:
-    description = {"corpus": digest, "params": params, "gensim": gensim_version, "scheme": _SCHEME}
-    text = json.dumps(description, sort_keys=True)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
-
-
-def _file_digest(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as stream:
-        for block in iter(lambda: stream.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+    return WordEmbeddings(words, vectors), no_vector

@@ -1,0 +1,141 @@
+"""``embeddings="auto"`` and the trainer's scaling: what a corpus of a given size gets, and why."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import random
+import stat
+
+import pytest
+
+from es_scm.cli import main
+from es_scm.defaults import TRAINING_SCALE
+from es_scm.model import SoftCosineModel
+from es_scm.model import auto as auto_module
+from es_scm.model.auto import AutoEmbeddings, as_auto
+from es_scm.similarity.training import EmbeddingTraining, train_embeddings
+
+
+def test_epochs_shrink_as_one_over_the_square_root_of_the_tokens():
+    training = EmbeddingTraining()
+    epochs = {n: training.plan(n, 1000).params["epochs"] for n in (100, 10_000, 100_000, 10**8)}
+    assert epochs == {100: 100, 10_000: 100, 100_000: round(10_000 / math.sqrt(100_000)), 10**8: 1}
+    assert EmbeddingTraining(epochs=7).plan(10_000, 10).params["epochs"] == 7  # given: kept
+
+
+def test_fasttext_for_small_corpora_word2vec_beyond():
+    small = EmbeddingTraining().plan(TRAINING_SCALE["fasttext_max_tokens"] - 1, 50_000)
+    large = EmbeddingTraining().plan(TRAINING_SCALE["fasttext_max_tokens"], 50_000)
+    assert (small.method, large.method) == ("fasttext", "word2vec")
+    assert small.params["bucket"] == 10 * 50_000
+    assert small.params["min_count"] == 2
+    assert large.params["min_count"] == 5
+    assert "bucket" not in large.params
+    assert "fastText" in small.reasons["method"]
+
+
+def test_one_thread_while_training_is_short_every_cpu_beyond():
+    short = EmbeddingTraining().plan(10_000, 1_000)  # 10,000 tokens × 100 epochs: 1 M passes
+    long = EmbeddingTraining().plan(5_000_000, 100_000)  # × 4 epochs: 20 M passes
+    assert short.workers == 1
+    assert short.record()["deterministic"] is True
+    assert long.workers == max(1, len(os.sched_getaffinity(0)))
+    assert EmbeddingTraining(deterministic=True).plan(5_000_000, 1).workers == 1
+    assert EmbeddingTraining(workers=3).plan(10_000, 1).workers == 3
+
+
+def test_bad_training_options_are_one_line_errors():
+    with pytest.raises(ValueError, match="workers must be a positive integer"):
+        EmbeddingTraining(workers=0)
+    with pytest.raises(ValueError, match="sample must be a number"):
+        EmbeddingTraining(sample=2)
+    with pytest.raises(ValueError, match="min_n"):
+        EmbeddingTraining(min_n=6, max_n=3)
+
+
+def _installed(glove: bool, gensim: bool):
+    def installed(*modules: str) -> bool:
+        return gensim if modules == ("gensim",) else glove
+
+    return installed
+
+
+@pytest.mark.parametrize(
+    ("glove", "gensim", "tokens", "choice"),
+    [
+        (True, True, 100_000, "0.3*glove-6b-50d+0.7*train"),
+        (True, True, 500, "glove-6b-50d"),  # too little text to train on
+        (True, False, 100_000, "glove-6b-50d"),
+        (False, True, 100_000, "train"),
+        (False, False, 100_000, "none"),
+    ],
+)
+def test_the_choice_follows_the_corpus_size_and_the_installed_extras(
+    monkeypatch, glove, gensim, tokens, choice
+):
+    monkeypatch.setattr(auto_module, "_installed", _installed(glove, gensim))
+    monkeypatch.setattr(auto_module, "_glove", lambda: "GLOVE")
+    embeddings, record = AutoEmbeddings().choose(tokens)
+    assert record["choice"] == choice
+    assert record["tokens"] == tokens
+    assert record["reason"]
+    if choice.startswith("0.3"):
+        (w1, glove_part), (w2, trained) = embeddings
+        assert (w1, glove_part, w2) == (0.3, "GLOVE", pytest.approx(0.7))
+        assert isinstance(trained, EmbeddingTraining)
+    elif choice == "none":
+        assert embeddings is None
+
+
+def test_as_auto():
+    assert isinstance(as_auto("auto"), AutoEmbeddings)
+    assert as_auto("glove-6b-50d") is None
+    with pytest.raises(ValueError, match="glove_weight"):
+        AutoEmbeddings(glove_weight=1.0)
+
+
+def _corpus(n: int) -> list[str]:
+    rng = random.Random(0)
+    words = ["car", "automobile", "road", "highway", "cat", "kitten", "engine", "garden"]
+    return [" ".join(rng.choice(words) for _ in range(8)) for _ in range(n)]
+
+
+def test_a_model_records_what_auto_chose_and_why(tmp_path, monkeypatch):
+    monkeypatch.setenv("ES_SCM_CACHE", str(tmp_path / "cache"))
+    model = SoftCosineModel.build(_corpus(400), "auto")  # 3,200 tokens: GloVe + fastText
+    model.save(tmp_path / "m")
+    saved = json.loads((tmp_path / "m" / "model.json").read_text())
+    assert saved["similarity"]["auto"]["choice"] == "0.3*glove-6b-50d+0.7*train"
+    assert saved["similarity"]["auto"]["tokens"] == 3200
+    trained = saved["similarity"]["parts"][1]["embeddings"]["training"]
+    assert trained["method"] == "fasttext"
+    assert trained["epochs"] == 100  # round(10,000 / √3,200) = 177, at most 100
+    # the cache keeps vectors only, privately, and not the tokenized corpus
+    cache = tmp_path / "cache" / "embeddings"
+    assert stat.S_IMODE(cache.stat().st_mode) == 0o700
+    files = sorted(p.name for p in cache.iterdir())
+    assert [f.rsplit(".", 1)[1] for f in files] == ["json", "npy"]
+    assert all(stat.S_IMODE((cache / f).stat().st_mode) == 0o600 for f in files)
+
+
+def test_a_two_document_corpus_builds_a_usable_model_with_one_warning(tmp_path, capsys):
+    corpus = tmp_path / "two.jsonl"
+    corpus.write_text(
+        '{"id": "1", "text": "The president greets the press in Chicago"}\n'
+        '{"id": "2", "text": "Obama speaks to the media in Illinois"}\n'
+    )
+    code = main(["model", "build", "--corpus", str(corpus), "--out", str(tmp_path / "m")])
+    assert code == 0
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1
+    assert "too few to train word vectors" in err[0]
+    model = SoftCosineModel.load(tmp_path / "m")
+    assert model.similarity("president press", "Obama speaks to the media in Illinois") > 0
+
+
+def test_training_too_little_text_is_one_clear_error(tmp_path):
+    training = EmbeddingTraining(method="word2vec", min_count=5, cache_dir=tmp_path)
+    with pytest.raises(ValueError, match="too little text to train on"):
+        train_embeddings([["a", "b"], ["c"]], training)
