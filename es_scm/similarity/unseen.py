@@ -123,13 +123,16 @@ class _Source:
         self.term_ids = np.asarray(term_ids, dtype=np.int64)
         self.term_vectors = np.asarray(term_vectors, dtype=np.float16)
         self.settings = {key: float(settings[key]) for key in _SETTINGS}
+        self._terms32: np.ndarray | None = None  # float32 copy, made by the first query word
 
     def column(self, word: str) -> tuple[np.ndarray, np.ndarray] | None:
         """(term ids, similarities) of ``word``, most similar first (ties by term id)."""
         row = self.index.get(word)
         if row is None or not len(self.term_ids):
             return None
-        cosines = self.term_vectors.astype(np.float32) @ self.word_vectors[row].astype(np.float32)
+        if self._terms32 is None:
+            self._terms32 = self.term_vectors.astype(np.float32)
+        cosines = self._terms32 @ self.word_vectors[row].astype(np.float32)
         keep = np.flatnonzero(cosines > self.settings["threshold"])
         order = np.lexsort((self.term_ids[keep], -cosines[keep]))
         limit = int(self.settings["nonzero_limit"])
@@ -206,6 +209,8 @@ class UnseenTerms:
         """The first ``limit`` words of ``embeddings`` outside ``terms``, with S's rule."""
         vocabulary = set(terms)
         words = [word for word in embeddings.words[:limit] if word not in vocabulary]
+        if not words:  # every word is a term already: nothing to keep
+            return cls()
         rows = embeddings.indices(terms)
         known = np.flatnonzero(rows >= 0)
         settings = {
