@@ -219,13 +219,21 @@ def _settings(args: argparse.Namespace, model: Any, embeddings: Any) -> dict[str
         **built,
         "weighting": description["document_weighting"],
         "query_weighting": description["query_weighting"],
-        "hybrid": hybrid_kwargs(args),
+        "hybrid": _effective_hybrid(args, model),
+        "bm25_analyzer": getattr(args, "bm25_analyzer", None) or "standard",
         "n_terms": description["terms"],
         "similarity_nnz": description["similarity_nnz"],
         "similarity": description["similarity"],
         "model_id": description["model_id"],
         "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
     }
+
+
+def _effective_hybrid(args: argparse.Namespace, model: Any) -> dict[str, Any]:
+    """The fusion hybrid search used: the options given, else the model's, else the defaults."""
+    from es_scm.elastic.hybrid import hybrid_options
+
+    return hybrid_options(model.hybrid, **hybrid_kwargs(args))
 
 
 def _embeddings_name(info: dict[str, Any]) -> str:
