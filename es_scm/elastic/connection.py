@@ -4,7 +4,8 @@ Environment variables (arguments take precedence):
 
 ``ES_URL``
     The cluster's URL, e.g. ``https://search.example.com:9200`` (default ``http://127.0.0.1:9200``,
-    the local runner's).
+    the local runner's); it may hold basic-auth credentials, ``https://user:password@host:9200``
+    (read as :mod:`es_scm.elastic.credentials` says; the client gets the URL without them).
 ``ES_API_KEY``
     An API key (the encoded form Kibana shows, or ``id:key``).
 ``ES_USERNAME`` / ``ES_PASSWORD``
@@ -20,11 +21,11 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from typing import Any
-from urllib.parse import unquote, urlsplit, urlunsplit
 
 from elasticsearch import Elasticsearch
 
 from es_scm.elastic.calls import Call, Plan, run_sync
+from es_scm.elastic.credentials import check_url
 
 DEFAULT_URL = "http://127.0.0.1:9200"
 DEFAULT_MAX_CLAUSES = 1024  # Lucene's historical limit, used when the cluster cannot be asked
@@ -46,16 +47,14 @@ def connection_options(
     Raises
     ------
     ValueError
-        For an incomplete basic-auth pair, a missing CA file or a malformed URL.
+        For an incomplete basic-auth pair, a missing CA file or a malformed URL (one line that
+        names what is wrong, without the password: :func:`~es_scm.elastic.credentials.check_url`).
     """
-    url = url or os.environ.get("ES_URL") or DEFAULT_URL
-    if not url.startswith(("http://", "https://")):
-        raise ValueError(f"ES_URL must start with http:// or https://, got {redact_url(url)!r}")
-    url, url_username, url_password = split_credentials(url)
-    options: dict[str, Any] = {"hosts": [url]}
+    parts = check_url(url or os.environ.get("ES_URL") or DEFAULT_URL)
+    options: dict[str, Any] = {"hosts": [parts.bare]}
     api_key = api_key or os.environ.get("ES_API_KEY")
-    username = username or os.environ.get("ES_USERNAME") or url_username
-    password = password or os.environ.get("ES_PASSWORD") or url_password
+    username = username or os.environ.get("ES_USERNAME") or parts.username
+    password = password or os.environ.get("ES_PASSWORD") or parts.password
     if api_key:
         options["api_key"] = tuple(api_key.split(":", 1)) if ":" in api_key else api_key
     elif username or password:
@@ -72,33 +71,6 @@ def connection_options(
     if verify_certs is not None:
         options["verify_certs"] = verify_certs
     return options
-
-
-def split_credentials(url: str) -> tuple[str, str | None, str | None]:
-    """``https://user:pass@host:9200`` → (``https://host:9200``, user, pass)."""
-    parts = urlsplit(url)
-    if parts.username is None and parts.password is None:
-        return url, None, None
-    host = parts.hostname or ""
-    if ":" in host:  # an IPv6 address
-        host = f"[{host}]"
-    netloc = f"{host}:{parts.port}" if parts.port else host
-    bare = urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
-    username = unquote(parts.username) if parts.username else None
-    password = unquote(parts.password) if parts.password else None
-    return bare, username, password
-
-
-def redact_url(url: str) -> str:
-    """The URL without its credentials, to show to people."""
-    return split_credentials(url)[0]
-
-
-def redact(text: str, secrets: list[str | None]) -> str:
-    """``text`` with every secret replaced by ``***`` (URL credentials included)."""
-    for secret in sorted((s for s in secrets if s and len(s) >= 3), key=len, reverse=True):
-        text = text.replace(secret, "***")
-    return text
 
 
 def fast_serializers() -> dict[str, Any] | None:
