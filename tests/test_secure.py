@@ -9,6 +9,7 @@ One secured node (``es-scm es start --secure``, port ``$ES_SCM_SECURE_TEST_PORT`
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
 import logging
@@ -25,7 +26,8 @@ from es_scm import SoftCosineModel
 from es_scm.cli import main
 from es_scm.cli.errors import EXIT_ERROR, EXIT_OK
 from es_scm.elastic import SCMIndex
-from es_scm.elastic.connection import client_from_env
+from es_scm.elastic.aio import AsyncSCMIndex, async_client_from_env
+from es_scm.elastic.connection import client_from_env, error_reason
 from es_scm.tools import es_local
 from es_scm.tools.es_local import LocalCluster, LocalElasticsearch
 from es_scm.tools.node import port_from_env
@@ -405,3 +407,40 @@ def test_debug_logs_show_no_secret(
     assert "> GET /" in logged or "> POST /" in logged  # the transport logged its requests
     assert f"{name}: indexing" in logged or "es_scm" in logged
     assert_hidden(password, logged + out + err)
+
+
+# -- Elasticsearch's reasons (issue 22, item 11) ------------------------------------------------
+
+
+def test_a_refused_head_request_names_the_user_and_the_privilege(
+    capsys, connect, node, model, model_dir, corpus
+):
+    """A HEAD request's answer has no body, hence no reason: es-scm asks again to give it."""
+    outside = "test-outside-es-scm-names"  # es-scm-writer may not even see it exists
+    connect(user=WRITER)
+    code, _, err = run(
+        capsys, "index", "--model", model_dir, "--index", outside, "--corpus", corpus
+    )
+    assert code == EXIT_ERROR
+    line = one_error_line(err)
+    assert "HTTP 403" in line
+    assert "None" not in line
+    assert f"for user [{WRITER}]" in line
+    assert "indices:admin/get" in line
+    assert "view_index_metadata" in line
+    writer = client_from_env(node.url, **node.credentials(WRITER))
+    with pytest.raises(ApiError) as refused:
+        SCMIndex(writer, outside, model).exists()
+    assert f"for user [{WRITER}]" in error_reason(refused.value)
+    writer.close()
+
+    async def exists_async() -> None:
+        client = async_client_from_env(node.url, **node.credentials(WRITER))
+        try:
+            await AsyncSCMIndex(client, outside, model).exists()
+        finally:
+            await client.close()
+
+    with pytest.raises(ApiError) as refused:
+        asyncio.run(exists_async())
+    assert f"for user [{WRITER}]" in error_reason(refused.value)
