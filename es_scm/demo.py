@@ -165,7 +165,7 @@ def run_demo(
         If ``index`` exists and was not created by es-scm (the demo does not touch it).
     """
     from es_scm.elastic import SCMIndex, client_from_env
-    from es_scm.elastic.connection import redact_url
+    from es_scm.elastic.credentials import redact_url
     from es_scm.model import SoftCosineModel
     from es_scm.similarity import WordEmbeddings
 

@@ -15,6 +15,8 @@ import elasticsearch
 import pytest
 
 from es_scm import SCMIndex, SoftCosineModel, TermSimilarityMatrix
+from es_scm.cli import main
+from es_scm.cli.errors import EXIT_ERROR
 from es_scm.elastic.connection import client_from_env, cluster_version, error_reason
 
 CLIENT_MAJOR = elasticsearch.__version__[0]
@@ -41,8 +43,9 @@ def test_the_9_client_on_an_8_server_names_the_install_that_fixes_it():
     with pytest.raises(elasticsearch.BadRequestError) as refused:
         client.count()
     reason = error_reason(refused.value)
-    assert reason.startswith("media_type_header_exception")
-    assert "pip install 'elasticsearch>=8.19,<9'" in reason
+    assert reason.startswith(f"the Python client elasticsearch {elasticsearch.__versionstr__} ")
+    assert "Elasticsearch 8 server refuses: pip install 'elasticsearch>=8.19,<9'" in reason
+    assert "(media_type_header_exception: " in reason
 
 
 @pytest.mark.skipif(CLIENT_MAJOR != 8, reason="the installed client is not 8.x")
@@ -59,3 +62,26 @@ def test_the_8_client_indexes_and_searches_on_a_9_server():
         assert result.exact_guarantee
     finally:
         index.delete()
+
+
+@pytest.mark.skipif(CLIENT_MAJOR != 9, reason="the installed client is not 9.x")
+@pytest.mark.parametrize("command", ["index", "search"])
+def test_the_command_line_names_the_client_major_and_the_fix(
+    capsys, monkeypatch, tmp_path, command
+):
+    """``index`` starts with a HEAD request, whose refusal has no body; ``search`` with a GET."""
+    monkeypatch.setenv("ES_URL", server("ES_SCM_ES8_URL", 8))
+    model = thesaurus_model().save(tmp_path / "model")
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text("".join(f'{{"id": "{i}", "text": "{t}"}}\n' for i, t in enumerate(TEXTS)))
+    name = f"es-scm-test-{uuid.uuid4().hex[:12]}"
+    if command == "index":
+        argv = ["index", "--model", model, "--index", name, "--corpus", corpus]
+    else:
+        argv = ["search", "--model", model, "--index", name, "car"]
+    assert main([str(arg) for arg in argv]) == EXIT_ERROR
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == 1, lines
+    assert "None" not in lines[0]
+    assert f"the Python client elasticsearch {elasticsearch.__versionstr__} " in lines[0]
+    assert "Elasticsearch 8 server refuses: pip install 'elasticsearch>=8.19,<9'" in lines[0]

@@ -35,8 +35,9 @@ status   version, URL, health and the data folder the node actually uses (in a
          cluster: each node's URL, pid and health, and how many joined); exits 3
          when no node runs. stop and status remember what start used on PORT.
 --secure HTTPS with a CA and certificate made by bin/elasticsearch-certutil;
-         file-realm users es-scm-admin (superuser) and es-scm-writer (may index
-         es-scm-*, may not read or refresh them); secrets in HOME/secure (0600).
+         file-realm users es-scm-admin (superuser), es-scm-writer (may index
+         es-scm-*, may not read or refresh them) and es-scm-nobody (no role; its
+         password holds / # @ : ? %); secrets in HOME/secure (0600).
          start prints the CA's path and the variables to export, and the
          passwords only with --print-credentials. API keys do not work on this
          distribution (README).

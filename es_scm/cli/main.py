@@ -43,7 +43,8 @@ from es_scm.cli import (
 )
 from es_scm.cli.errors import EXIT_ERROR, EXIT_INTERRUPTED, EXIT_USAGE, describe
 from es_scm.cli.options import Parents, es_url, register, secrets
-from es_scm.elastic.connection import redact, redact_url
+from es_scm.cli.redaction import redacted_stderr
+from es_scm.elastic.credentials import redact_url
 
 __all__ = ["build_parser", "main"]
 
@@ -109,6 +110,13 @@ def main(argv: list[str] | None = None) -> int:
         return exit_.code if isinstance(exit_.code, int) else EXIT_USAGE
     verbose = bool(getattr(args, "verbose", False))
     _configure_logging(verbose)
+    with redacted_stderr(secrets(args)):
+        return _run(args, verbose)
+
+
+def _run(args: argparse.Namespace, verbose: bool) -> int:
+    """Run the command of ``args``; an error is one line on stderr (and the traceback if
+    ``verbose``)."""
     try:
         return int(args.handler(args))
     except KeyboardInterrupt:  # an ingestion printed its report before
@@ -117,7 +125,6 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as error:
         url = redact_url(es_url(args)) if hasattr(args, "es_url") else "Elasticsearch"
         message, code = describe(error, url)
-        message = redact(message, secrets(args))
         if verbose:
             traceback.print_exc()
         elif code == EXIT_ERROR and message.startswith("unexpected"):

@@ -132,18 +132,25 @@ def es_url(args: argparse.Namespace) -> str:
     return getattr(args, "es_url", None) or os.environ.get("ES_URL") or LocalElasticsearch().url
 
 
-def secrets(args: argparse.Namespace) -> list[str | None]:
-    """Every credential a message might show: never printed (see :func:`redact`)."""
-    from es_scm.elastic.connection import split_credentials
+def secrets(args: argparse.Namespace) -> list[str]:
+    """Every credential a message might show, from the options and the variables: never printed
+    (see :func:`~es_scm.elastic.credentials.redact`)."""
+    from es_scm.elastic.credentials import credential_forms, parse_url
 
-    values = [getattr(args, "password", None), getattr(args, "api_key", None)]
-    values += [os.environ.get("ES_PASSWORD"), os.environ.get("ES_API_KEY")]
-    if getattr(args, "api_key", None) and ":" in args.api_key:
-        values += args.api_key.split(":", 1)
-    for url in (getattr(args, "es_url", None), os.environ.get("ES_URL")):
-        if url:
-            values.append(split_credentials(url)[2])
-    return values
+    found = []
+    urls = [getattr(args, "es_url", None), os.environ.get("ES_URL")]
+    usernames = [getattr(args, "username", None), os.environ.get("ES_USERNAME")]
+    passwords = [getattr(args, "password", None), os.environ.get("ES_PASSWORD")]
+    for url in filter(None, urls):
+        parts = parse_url(url)
+        usernames.append(parts.username)
+        passwords += [parts.password, parts.written_secret]
+    for api_key in (getattr(args, "api_key", None), os.environ.get("ES_API_KEY")):
+        found += credential_forms(api_key=api_key)
+    for username in set(usernames):
+        for password in passwords:
+            found += credential_forms(username=username, password=password)
+    return found
 
 
 def connection_kwargs(args: argparse.Namespace) -> dict[str, Any]:

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 from elasticsearch import helpers
 
 from es_scm.elastic.aio_ingest import AsyncDocumentIngester, Documents
-from es_scm.elastic.calls import run_async
+from es_scm.elastic.calls import Call, run_async, single
 from es_scm.elastic.connection import client_options, max_clauses_plan
 from es_scm.elastic.index import (
     check_target_name,
@@ -157,7 +157,8 @@ class AsyncSCMIndex:
         )
 
     async def exists(self) -> bool:
-        return bool(await self.client.indices.exists(index=self.name))
+        exists = single(Call("indices.exists", {"index": self.name}))
+        return bool(await run_async(exists, self.client))
 
     async def create(
         self,

@@ -26,6 +26,7 @@ __all__ = [
     "run_async",
     "run_sync",
     "search_call",
+    "single",
 ]
 
 # Hits come with their whole _source (text, scm.vector, metadata): filtering it would make
@@ -52,9 +53,62 @@ def search_call(**kwargs: Any) -> Call:
     return Call("search", {**kwargs, "allow_partial_search_results": False})
 
 
+def single(call: Call) -> Plan:
+    """The plan of one call: its response."""
+    return (yield call)
+
+
+# The GET that a HEAD call's method stands for: a HEAD answer has no body, so a refused one
+# carries no reason (a missing privilege, a client too new for the server); the GET tells it.
+_GET_OF_HEAD = {
+    "exists": "get",
+    "exists_source": "get_source",
+    "indices.exists": "indices.get",
+    "indices.exists_alias": "indices.get_alias",
+    "indices.exists_index_template": "indices.get_index_template",
+}
+
+
 def _bound(client: Any, call: Call) -> Any:
     target = client.options(**call.options) if call.options else client
     return operator.attrgetter(call.method)(target)
+
+
+def _reason_call(call: Call, error: Exception) -> Call | None:
+    """The GET that gives the reason of ``error``, the bodiless refusal of a HEAD ``call``."""
+    if call.method not in _GET_OF_HEAD or getattr(error, "meta", None) is None:
+        return None
+    if getattr(error, "body", None) not in (None, ""):
+        return None
+    return Call(_GET_OF_HEAD[call.method], call.kwargs, call.options)
+
+
+def _execute_sync(client: Elasticsearch, call: Call) -> Any:
+    try:
+        return _bound(client, call)(**call.kwargs)
+    except Exception as error:
+        again = _reason_call(call, error)
+        if again is None:
+            raise
+        try:
+            _bound(client, again)(**again.kwargs)
+        except Exception as explained:  # the same refusal, with its reason
+            raise explained from error
+        raise
+
+
+async def _execute_async(client: AsyncElasticsearch, call: Call) -> Any:
+    try:
+        return await _bound(client, call)(**call.kwargs)
+    except Exception as error:
+        again = _reason_call(call, error)
+        if again is None:
+            raise
+        try:
+            await _bound(client, again)(**again.kwargs)
+        except Exception as explained:  # the same refusal, with its reason
+            raise explained from error
+        raise
 
 
 def drive(plan: Generator[Any, Any, Any], execute: Callable[[Any], Any]) -> Any:
@@ -92,9 +146,9 @@ async def drive_async(
 
 def run_sync(plan: Plan, client: Elasticsearch) -> Any:
     """Run ``plan`` on a synchronous client; return its result."""
-    return drive(plan, lambda call: _bound(client, call)(**call.kwargs))
+    return drive(plan, lambda call: _execute_sync(client, call))
 
 
 async def run_async(plan: Plan, client: AsyncElasticsearch) -> Any:
     """Run ``plan`` on an asyncio client; return its result."""
-    return await drive_async(plan, lambda call: _bound(client, call)(**call.kwargs))
+    return await drive_async(plan, lambda call: _execute_async(client, call))

@@ -4,7 +4,8 @@ Environment variables (arguments take precedence):
 
 ``ES_URL``
     The cluster's URL, e.g. ``https://search.example.com:9200`` (default ``http://127.0.0.1:9200``,
-    the local runner's).
+    the local runner's); it may hold basic-auth credentials, ``https://user:password@host:9200``
+    (read as :mod:`es_scm.elastic.credentials` says; the client gets the URL without them).
 ``ES_API_KEY``
     An API key (the encoded form Kibana shows, or ``id:key``).
 ``ES_USERNAME`` / ``ES_PASSWORD``
@@ -18,13 +19,15 @@ Environment variables (arguments take precedence):
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from typing import Any
-from urllib.parse import unquote, urlsplit, urlunsplit
 
+import elasticsearch
 from elasticsearch import Elasticsearch
 
 from es_scm.elastic.calls import Call, Plan, run_sync
+from es_scm.elastic.credentials import check_url
 
 DEFAULT_URL = "http://127.0.0.1:9200"
 DEFAULT_MAX_CLAUSES = 1024  # Lucene's historical limit, used when the cluster cannot be asked
@@ -46,16 +49,14 @@ def connection_options(
     Raises
     ------
     ValueError
-        For an incomplete basic-auth pair, a missing CA file or a malformed URL.
+        For an incomplete basic-auth pair, a missing CA file or a malformed URL (one line that
+        names what is wrong, without the password: :func:`~es_scm.elastic.credentials.check_url`).
     """
-    url = url or os.environ.get("ES_URL") or DEFAULT_URL
-    if not url.startswith(("http://", "https://")):
-        raise ValueError(f"ES_URL must start with http:// or https://, got {redact_url(url)!r}")
-    url, url_username, url_password = split_credentials(url)
-    options: dict[str, Any] = {"hosts": [url]}
+    parts = check_url(url or os.environ.get("ES_URL") or DEFAULT_URL)
+    options: dict[str, Any] = {"hosts": [parts.bare]}
     api_key = api_key or os.environ.get("ES_API_KEY")
-    username = username or os.environ.get("ES_USERNAME") or url_username
-    password = password or os.environ.get("ES_PASSWORD") or url_password
+    username = username or os.environ.get("ES_USERNAME") or parts.username
+    password = password or os.environ.get("ES_PASSWORD") or parts.password
     if api_key:
         options["api_key"] = tuple(api_key.split(":", 1)) if ":" in api_key else api_key
     elif username or password:
@@ -72,33 +73,6 @@ def connection_options(
     if verify_certs is not None:
         options["verify_certs"] = verify_certs
     return options
-
-
-def split_credentials(url: str) -> tuple[str, str | None, str | None]:
-    """``https://user:pass@host:9200`` → (``https://host:9200``, user, pass)."""
-    parts = urlsplit(url)
-    if parts.username is None and parts.password is None:
-        return url, None, None
-    host = parts.hostname or ""
-    if ":" in host:  # an IPv6 address
-        host = f"[{host}]"
-    netloc = f"{host}:{parts.port}" if parts.port else host
-    bare = urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
-    username = unquote(parts.username) if parts.username else None
-    password = unquote(parts.password) if parts.password else None
-    return bare, username, password
-
-
-def redact_url(url: str) -> str:
-    """The URL without its credentials, to show to people."""
-    return split_credentials(url)[0]
-
-
-def redact(text: str, secrets: list[str | None]) -> str:
-    """``text`` with every secret replaced by ``***`` (URL credentials included)."""
-    for secret in sorted((s for s in secrets if s and len(s) >= 3), key=len, reverse=True):
-        text = text.replace(secret, "***")
-    return text
 
 
 def fast_serializers() -> dict[str, Any] | None:
@@ -232,33 +206,97 @@ def max_clauses_plan() -> Plan:
     return min(limits, default=DEFAULT_MAX_CLAUSES)
 
 
-# An 8.x server's answer to the 9.x client's compatible-with=9 headers.
-_NEWER_CLIENT = "Accept version must be either version 8 or 7, but found 9"
+# An older server's answer to a newer client's headers (compatible-with=9 to Elasticsearch 8).
+_REFUSED_HEADERS = re.compile(
+    r"Accept version must be either version (\d+) or \d+, but found (\d+)"
+)
+_MISSING_SHARDS = ("Search rejected due to missing shards", "no_shard_available_action_exception")
+_MORE_CAUSES = 2  # deeper causes added to the root cause's reason, at most
 
 
 def error_reason(error: Exception) -> str:
-    """``type: reason`` of an Elasticsearch error response (its message when it has none).
+    """The reason of an Elasticsearch error response, on one line: ``type: reason`` of its root
+    cause, with what the deeper causes add (``caused_by``, the failed shards'); its message when
+    the answer has no reason.
 
-    An 8.x server refusing the 9.x client's headers gets the install that fixes it appended.
+    A client too new for the server leads with that, and the install that fixes it; other known
+    causes get what to do appended (a shard without an active copy, a cluster without the
+    sparse_vector query).
     """
     body = getattr(error, "body", None)
     cause = body.get("error") if isinstance(body, Mapping) else None
+    mismatch = _version_mismatch(str(error))
     if isinstance(cause, Mapping):
-        root = (cause.get("root_cause") or [cause])[0]
-        kind = root.get("type", cause.get("type"))
-        reason = root.get("reason", cause.get("reason"))
-        text = f"{kind}: {reason}" if reason else str(kind)
+        text = _cause_text(cause, more=0 if mismatch else _MORE_CAUSES)
+    elif body in (None, "") and getattr(error, "meta", None) is not None:
+        text = "no reason given (the answer has no body)"
     else:
         text = " ".join(str(getattr(error, "message", None) or error).split())
-    if _NEWER_CLIENT in str(error):
-        text += (
-            " (an Elasticsearch 8 server and the 9.x Python client: "
-            "pip install 'elasticsearch>=8.19,<9')"
+    if mismatch:
+        return f"{mismatch} ({text})"
+    return text + _advice(f"{text} {error}")
+
+
+def _version_mismatch(text: str) -> str | None:
+    """The client and server majors and the fix, if ``text`` is a server refusing the client's
+    compatibility headers; else None."""
+    refused = _REFUSED_HEADERS.search(text)
+    if refused is None:
+        return None
+    server, spoken = refused.groups()
+    fix = (
+        "pip install 'elasticsearch>=8.19,<9'"
+        if server == "8"
+        else "es-scm needs Elasticsearch 8.15 or newer"
+    )
+    return (
+        f"the Python client elasticsearch {elasticsearch.__versionstr__} speaks Elasticsearch "
+        f"{spoken}, which this Elasticsearch {server} server refuses: {fix}"
+    )
+
+
+def _cause_text(cause: Mapping[str, Any], more: int) -> str:
+    """``type: reason`` of the most specific cause that has a reason, and up to ``more`` deeper
+    ones."""
+    roots = [root for root in cause.get("root_cause") or [] if isinstance(root, Mapping)]
+    deeper = _caused_by(cause)
+    for shard in cause.get("failed_shards") or []:
+        reason = shard.get("reason") if isinstance(shard, Mapping) else None
+        if isinstance(reason, Mapping):
+            deeper += [reason, *_caused_by(reason)]
+    explained = [c for c in [*roots, cause, *deeper] if c.get("reason")]
+    if not explained:
+        return str(next((c["type"] for c in [*roots, cause] if c.get("type")), "unknown error"))
+    text = f"{explained[0].get('type') or cause.get('type')}: {explained[0]['reason']}"
+    added = 0
+    for extra in deeper:
+        reason = extra.get("reason")
+        if reason and reason not in text and added < more:
+            text += f" (caused by {extra.get('type')}: {reason})"
+            added += 1
+    return " ".join(text.split())
+
+
+def _caused_by(cause: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The chain of ``caused_by`` under ``cause``, outermost first."""
+    chain = []
+    while isinstance(cause.get("caused_by"), Mapping) and len(chain) < 10:
+        cause = cause["caused_by"]
+        chain.append(cause)
+    return chain
+
+
+def _advice(text: str) -> str:
+    """What to do about a known cause found in ``text``; empty when none is known."""
+    if any(marker in text for marker in _MISSING_SHARDS):
+        return (
+            "; a shard of the index has no active copy (the index is red), and es-scm never "
+            "answers from part of an index: `GET _cluster/allocation/explain` says why"
         )
-    elif "unknown query [sparse_vector]" in text:
-        text += (
-            " (this cluster lacks the sparse_vector query: up to 8.17 at least it comes with "
+    if "unknown query [sparse_vector]" in text:
+        return (
+            "; this cluster lacks the sparse_vector query: up to 8.17 at least it comes with "
             "the machine-learning plugin, which minimal distributions leave out; search with "
-            "query_type='bool')"
+            "query_type='bool'"
         )
-    return text
+    return ""

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from elasticsearch import ApiError, Elasticsearch, TransportError
 
 from es_scm.documents import Document
-from es_scm.elastic.calls import Call, Plan, run_sync
+from es_scm.elastic.calls import Call, Plan, run_sync, single
 from es_scm.elastic.connection import cluster_version_plan, error_reason
 from es_scm.elastic.ingest import DocumentIngester, IngestError, IngestReport
 from es_scm.elastic.lifecycle import DeleteReport, delete_documents
@@ -126,7 +126,7 @@ class SCMIndex:
         return self._searcher
 
     def exists(self) -> bool:
-        return bool(self.client.indices.exists(index=self.name))
+        return bool(run_sync(single(Call("indices.exists", {"index": self.name})), self.client))
 
     def create(
         self,

@@ -58,7 +58,7 @@ from es_scm.tools.node import (
     LocalElasticsearch,
     default_home,
 )
-from es_scm.tools.security import ADMIN_USER, USERS, WRITER_USER
+from es_scm.tools.security import ADMIN_USER, NOBODY_USER, USERS, WRITER_USER
 from es_scm.tools.system import LocalElasticsearchError, log
 
 __all__ = [
@@ -190,8 +190,8 @@ def _describe_security(cluster: LocalCluster, print_credentials: bool) -> None:
     password_file = cluster.nodes[0].security.password_file(ADMIN_USER)
     log(
         f"security is on: HTTPS with the CA {admin['ca_certs']}; file-realm users "
-        f"{ADMIN_USER} (superuser) and {WRITER_USER} (may index es-scm-*, may not read or "
-        f"refresh them); passwords (0600) in {password_file.parent}"
+        f"{ADMIN_USER} (superuser), {WRITER_USER} (may index es-scm-*, may not read or "
+        f"refresh them) and {NOBODY_USER} (no role); passwords (0600) in {password_file.parent}"
     )
     log(
         f"connect with: export ES_URL={cluster.urls[0]} ES_CA_CERTS={admin['ca_certs']} "

@@ -10,13 +10,15 @@ Everything is made once per runner home with the distribution's own tools and ke
     The node's certificate, signed by that CA, for ``127.0.0.1`` and ``localhost``
     (``bin/elasticsearch-certutil cert --pem``); every node of the home uses it for HTTPS and
     for the transport layer.
-``es-scm-admin.password``, ``es-scm-writer.password``
-    Generated passwords of the two file-realm users, added with ``bin/elasticsearch-users``
+``es-scm-admin.password``, ``es-scm-writer.password``, ``es-scm-nobody.password``
+    Generated passwords of the three file-realm users, added with ``bin/elasticsearch-users``
     (the password goes to the tool on stdin, never on a command line):
     ``es-scm-admin`` has the ``superuser`` role; ``es-scm-writer`` has ``es_scm_writer``, which
     may create, write to and read the mapping of ``es-scm-*`` indices (and read the cluster's
     version: ``monitor``) but not search them, nor refresh them (no ``read``, no
-    ``maintenance``).
+    ``maintenance``); ``es-scm-nobody`` has no role at all (every request but the login is
+    refused), and its password holds the characters a URL reserves (``/ # @ : ? %``), so that
+    it checks how a client parses and hides such a password.
 
 The node reads copies of the certificate, its key and the CA certificate from its config folder
 (``config/es-scm-certs``), and the role from ``config/roles.yml``.
@@ -36,6 +38,7 @@ from es_scm.tools.system import LocalElasticsearchError
 __all__ = [
     "ADMIN_USER",
     "CERTS_FOLDER",
+    "NOBODY_USER",
     "ROLES",
     "USERS",
     "WRITER_ROLE",
@@ -47,7 +50,14 @@ __all__ = [
 ADMIN_USER = "es-scm-admin"
 WRITER_USER = "es-scm-writer"
 WRITER_ROLE = "es_scm_writer"
-USERS = {ADMIN_USER: "superuser", WRITER_USER: WRITER_ROLE}
+NOBODY_USER = "es-scm-nobody"
+USERS: dict[str, str | None] = {
+    ADMIN_USER: "superuser",
+    WRITER_USER: WRITER_ROLE,
+    NOBODY_USER: None,
+}
+# Appended to es-scm-nobody's generated password: what a URL's userinfo must percent-encode.
+URL_RESERVED = "/#@:?%"
 CERTS_FOLDER = "es-scm-certs"  # inside the node's config folder
 ROLES = f"""# Written by es-scm's local runner for `es-scm es start --secure`.
 # {WRITER_ROLE}: may create, write to and read the mapping of es-scm-* indices, and read the
@@ -138,7 +148,8 @@ class SecurityFiles:
             )  # fmt: skip
         for user in USERS:
             if self.password(user) is None:
-                _write_private(self.password_file(user), secrets.token_urlsafe(24) + "\n")
+                suffix = URL_RESERVED if user == NOBODY_USER else ""
+                _write_private(self.password_file(user), secrets.token_urlsafe(24) + suffix + "\n")
         self._install_certificates()
         (self.config_dir / "roles.yml").write_text(ROLES)
         self._install_users(java_home)
@@ -202,9 +213,10 @@ class SecurityFiles:
             if user in present:
                 self._tool("elasticsearch-users", ["userdel", user], java_home)
             password = self.password(user) or ""
+            roles = ["-r", role] if role else []
             self._tool(
                 "elasticsearch-users",
-                ["useradd", user, "-r", role],
+                ["useradd", user, *roles],
                 java_home,
                 stdin=f"{password}\n{password}\n",
             )
