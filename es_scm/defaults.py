@@ -39,6 +39,7 @@ __all__ = [
     "FUSIONS",
     "GLOVE_EMBEDDINGS",
     "HYBRID_DEFAULTS",
+    "MAX_QUERY_WORDS",
     "NEIGHBOR_MODES",
     "SIMILARITY_DEFAULTS",
     "TRAINING_DEFAULTS",
@@ -86,6 +87,12 @@ HYBRID_DEFAULTS: dict[str, Any] = {
     "rrf_k": 60,
     "depth": 100,
 }
+
+#: The most words a query may have (runs of letters and digits, stop words included): longer
+#: queries are refused in one line, not sent. Lucene's smallest clause limit is 1,024, so a
+#: query within the limit leaves room for filters in hybrid mode's BM25 query (one clause a
+#: word) on any cluster.
+MAX_QUERY_WORDS = 1_000
 
 #: Word embeddings trained on a corpus (:mod:`es_scm.similarity.training`): gensim's method and
 #: parameters. ``None`` scales a parameter to the corpus (:data:`TRAINING_SCALE`); skip-gram with

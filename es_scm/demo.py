@@ -225,7 +225,10 @@ def run_demo(
     started = time.perf_counter()
     try:
         for query in DEMO_QUERIES:
-            response = client.search(index=index, query={"match": {"text": query.text}}, size=k)
+            match = {"match": {"text": query.text}}
+            response = client.search(
+                index=index, query=match, size=k, allow_partial_search_results=False
+            )
             bm25 = [
                 (hit["_id"], float(hit["_score"]), texts[hit["_id"]])
                 for hit in response["hits"]["hits"]

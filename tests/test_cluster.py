@@ -16,7 +16,7 @@ import pytest
 from elasticsearch import ApiError, TransportError
 
 from es_scm import SoftCosineModel
-from es_scm.elastic import SCMIndex
+from es_scm.elastic import PartialResultError, SCMIndex
 from es_scm.elastic.connection import client_from_env
 from es_scm.elastic.ingest import IngestError
 from es_scm.evaluation.collections import read_cranfield
@@ -245,6 +245,30 @@ def test_an_exact_search_that_misses_a_shard_says_so(cluster, model, unreplicate
         f"{len(silently_partial)} of {len(expected)} exact searches returned a proven exact top "
         f"k that differs from the complete index's, from responses such as {watch.partial[:1]}"
     )
+
+
+def test_ids_that_a_missing_shard_cannot_serve_are_an_error(
+    cluster, model, documents, unreplicated
+):
+    """rescore(ids=...) and count() while a shard has no copy: an error that names the ids and
+    the reason, never "not found" with a proven ranking, nor a smaller count (nor in the report
+    of an ingestion)."""
+    client = client_from_env(cluster.urls[0], hosts=cluster.urls, request_timeout=30)
+    index = SCMIndex(client, UNREPLICATED, model)
+    holders = primary_holders(cluster, client, UNREPLICATED)
+    if len(holders) == len(cluster.nodes):  # run alone: a shard goes missing now
+        cluster.stop_node(holders[0])
+    ids = [document["id"] for document in documents[:30]]
+    with pytest.raises(PartialResultError, match=r"of 30 ids could not be read \(") as refused:
+        index.rescore("boundary layer transition", ids=ids)
+    message = str(refused.value)
+    assert "\n" not in message
+    assert "no_shard_available_action_exception" in message
+    with pytest.raises(PartialResultError, match=r"count of .* answered from \d of 3 shards \("):
+        index.count()  # was the count of the shards left
+    report = index.index_documents([], create=False)  # nothing to add: its count is refused too
+    assert report.index_count is None
+    assert any("could not be counted" in warning for warning in report.warnings), report.warnings
 
 
 class ShardWatch:

@@ -1,7 +1,9 @@
 """``es-scm search``: search an index with the soft cosine measure, one query or a batch.
 
 A batch (``--queries FILE --run OUT``) is any topics file that ``es-scm eval`` reads; its hits go
-to a TREC run file, ``qid Q0 docid rank score tag`` a line.
+to a TREC run file, ``qid Q0 docid rank score tag`` a line. ``-`` reads the query (``QUERY``) or
+the topics (``--queries -``) from standard input. A query longer than ``--max-query-words`` is
+refused before any request.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from es_scm.cli.options import (
     non_negative_int,
     positive_int,
 )
-from es_scm.defaults import HYBRID_DEFAULTS
+from es_scm.defaults import HYBRID_DEFAULTS, MAX_QUERY_WORDS
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -49,7 +51,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="only documents that match: an Elasticsearch query clause as JSON, or FIELD=VALUE "
         "for a term on a metadata field (metadata.FIELD); repeat to combine",
     )
-    add_hybrid_options(parser, "hybrid search (--mode hybrid)")
+    add_hybrid_options(parser, "hybrid search (--mode hybrid only; with another mode, an error)")
     parser.add_argument(
         "--depth",
         type=positive_int,
@@ -65,13 +67,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="skip the first N hits (default 0)",
     )
     parser.add_argument("--json", action="store_true", help="one JSON object per hit")
+    parser.add_argument(
+        "--max-query-words",
+        type=positive_int,
+        default=MAX_QUERY_WORDS,
+        metavar="N",
+        help="refuse a query of more words (runs of letters and digits, stop words included) "
+        f"before sending it (default {MAX_QUERY_WORDS})",
+    )
     add_explain_options(parser)
     batch = parser.add_argument_group("a batch of queries (instead of QUERY)")
     batch.add_argument(
         "--queries",
         metavar="FILE",
         help="search every query of this file: JSONL (id or _id, and text: BEIR's queries.jsonl), "
-        "TSV (id<TAB>text) or TREC topics; needs --run",
+        "TSV (id<TAB>text) or TREC topics, one query a line; - reads standard input; needs --run",
     )
     batch.add_argument(
         "--run", metavar="OUT", help="write the --queries' top k to OUT as a TREC run file"
@@ -89,7 +99,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     batch.add_argument(
         "--no-progress", action="store_true", help="no progress bar for a batch on a terminal"
     )
-    parser.add_argument("query", nargs="*", metavar="QUERY", help="the query text")
+    parser.add_argument(
+        "query", nargs="*", metavar="QUERY", help="the query text; - reads it from standard input"
+    )
 
 
 def filter_clause(text: str) -> dict:
@@ -124,6 +136,19 @@ def search_options(args: argparse.Namespace) -> dict[str, Any]:
     return given
 
 
+def bounded(text: str, limit: int, what: str) -> None:
+    """A one-line error naming ``what`` if ``text`` has more than ``limit`` words."""
+    from es_scm.elastic.query import QueryTooLongError, check_query_length
+
+    try:
+        check_query_length(text, limit)
+    except QueryTooLongError as error:
+        raise CLIError(
+            f"{what} has {error.words} words, more than --max-query-words {limit}; shorten it, "
+            "or raise --max-query-words"
+        ) from None
+
+
 def run(args: argparse.Namespace) -> int:
     from es_scm.elastic import Searcher
 
@@ -135,11 +160,15 @@ def run(args: argparse.Namespace) -> int:
         return run_batch(args)
     if args.run or args.tag:
         raise CLIError("--run and --tag go with --queries FILE", EXIT_USAGE)
-    query = " ".join(args.query).strip()
+    query = sys.stdin.read() if args.query == ["-"] else " ".join(args.query)
+    query = query.strip()
     if not query:
         raise CLIError("empty query")
+    bounded(query, args.max_query_words, "the query")
     model = load_model(args.model)
-    searcher = Searcher(client_from_args(args), args.index, model)
+    searcher = Searcher(
+        client_from_args(args), args.index, model, max_query_words=args.max_query_words
+    )
     options = search_options(args)
     result = searcher.search(
         query,
@@ -185,7 +214,7 @@ def run_batch(args: argparse.Namespace) -> int:
     """``--queries FILE --run OUT``: the top k of every query, as a TREC run file."""
     from es_scm.cli.progress import progress_bar
     from es_scm.elastic import NotProvenError, Searcher
-    from es_scm.evaluation.topics import read_topics
+    from es_scm.evaluation.topics import parse_topics, read_topics
     from es_scm.evaluation.trec import write_trec_run
 
     if not args.run:
@@ -198,10 +227,20 @@ def run_batch(args: argparse.Namespace) -> int:
         raise CLIError(
             f"--tag must be one word (a run file's last column), got {tag!r}", EXIT_USAGE
         )
-    topics = read_topics(args.queries, args.topic_fields)
+    if args.queries == "-":
+        topics = parse_topics(sys.stdin.read(), "<stdin>", args.topic_fields)
+    else:
+        topics = read_topics(args.queries, args.topic_fields)
     if not topics:
         raise CLIError(f"{args.queries}: no queries")
-    searcher = Searcher(client_from_args(args), args.index, load_model(args.model))
+    for qid, text in topics.items():
+        bounded(text, args.max_query_words, f"query {qid}")
+    searcher = Searcher(
+        client_from_args(args),
+        args.index,
+        load_model(args.model),
+        max_query_words=args.max_query_words,
+    )
     searcher.check()  # a missing index or another model fails before the first query
     options = {**search_options(args), "mode": args.mode}
     ranking: dict[str, dict[str, float]] = {}
@@ -250,12 +289,15 @@ COMMAND = Command(
     'es-scm search --model news-model --index news --k 5 "Obama speaks to the media"\n'
     'es-scm search --model news-model --index news --json "flu outbreak" | jq .id\n'
     'es-scm search --model news-model --index news --explain --explain-top 5 "flu outbreak"\n'
-    "es-scm search --model news-model --index news --queries queries.jsonl --run news.run --k 100",
+    "es-scm search --model news-model --index news --queries queries.jsonl --run news.run --k 100\n"
+    "es-scm search --model news-model --index news --k 5 - < question.txt",
     add_arguments,
     run,
     ("common", "connection"),
     "Search an index built with the same model. `exact` (default) rescores Elasticsearch's "
     "candidates with the exact SCM, growing the window until the top k is provably exact; "
     "`native` returns Elasticsearch's scores (9-bit precision). With --queries FILE --run OUT, "
-    "search every query of a topics file and write the hits as a TREC run.",
+    "search every query of a topics file and write the hits as a TREC run. `-` reads the query "
+    "(or, with --queries -, the topics) from standard input; a query of more than "
+    "--max-query-words words is refused before it is sent.",
 )

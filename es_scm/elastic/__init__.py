@@ -12,7 +12,8 @@ from es_scm.elastic.connection import client_from_env
 from es_scm.elastic.index import SCMIndex
 from es_scm.elastic.ingest import IngestReport
 from es_scm.elastic.lifecycle import DeleteReport
-from es_scm.elastic.results import Hit, NotProvenError, SearchResult
+from es_scm.elastic.query import QueryTooLongError
+from es_scm.elastic.results import Hit, NotProvenError, PartialResultError, SearchResult
 from es_scm.elastic.schema import IndexNotFoundError, ModelMismatchError, UnsupportedVersionError
 from es_scm.elastic.searcher import Searcher
 
@@ -25,6 +26,8 @@ __all__ = [
     "IngestReport",
     "ModelMismatchError",
     "NotProvenError",
+    "PartialResultError",
+    "QueryTooLongError",
     "SCMIndex",
     "SearchResult",
     "Searcher",

@@ -27,11 +27,13 @@ from typing import TYPE_CHECKING, Any
 
 from elasticsearch import helpers
 
+from es_scm.defaults import MAX_QUERY_WORDS
 from es_scm.elastic.aio_ingest import AsyncDocumentIngester, Documents
 from es_scm.elastic.calls import Call, run_async, single
 from es_scm.elastic.connection import client_options, max_clauses_plan
 from es_scm.elastic.index import (
     check_target_name,
+    counted,
     create_plan,
     finish_plan,
     optimize_plan,
@@ -78,14 +80,13 @@ class AsyncSearcher(SearcherBase):
         return self._max_clauses
 
     async def check(self) -> None:
-        """Refuse an index built with another model (once per searcher)."""
+        """Refuse an index built with another model (once per searcher, and again when an
+        answer shows that the alias moved)."""
         await run_async(self._ready_plan(), self.client)
 
     async def expansion(self) -> str:
         """Where the index applies S: ``"query"`` or ``"documents"`` (read once from its _meta)."""
-        await self.check()
-        assert self._expansion is not None
-        return self._expansion
+        return (await run_async(self._ready_plan(), self.client))[1]
 
     async def expand(self, query: str) -> ExpandedQuery:
         """The query's vector, soft norm and expansion (see :mod:`es_scm.elastic.query`)."""
@@ -147,13 +148,19 @@ class AsyncSCMIndex:
         *,
         max_clauses: int | None = None,
         query_type: QueryType = "sparse_vector",
+        max_query_words: int = MAX_QUERY_WORDS,
     ) -> None:
         self.client = client
         self.name = check_target_name(name)
         self.model = model
         # the searcher checks the options (and the name's characters) now
         self.searcher = AsyncSearcher(
-            client, name, model, max_clauses=max_clauses, query_type=query_type
+            client,
+            name,
+            model,
+            max_clauses=max_clauses,
+            query_type=query_type,
+            max_query_words=max_query_words,
         )
 
     async def exists(self) -> bool:
@@ -188,7 +195,8 @@ class AsyncSCMIndex:
         await self.searcher.check()
 
     async def count(self) -> int:
-        return int((await self.client.count(index=self.name))["count"])
+        """The documents in the index: :meth:`SCMIndex.count`, awaited."""
+        return counted(await self.client.count(index=self.name), self.name)
 
     async def delete_documents(
         self,

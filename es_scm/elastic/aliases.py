@@ -25,7 +25,9 @@ The query encoding depends on the model (its term ids), so after a swap to anoth
 searches must use the new model. :class:`AliasSearcher` does that: it holds the models, finds
 the one the alias's index was built with, and searches that concrete index, following the alias
 from one model to the next with no failed search. (A :class:`~es_scm.elastic.searcher.Searcher`
-or :class:`~es_scm.elastic.index.SCMIndex` checks its model once, when first used.)
+or :class:`~es_scm.elastic.index.SCMIndex` on the alias checks its model when first used, and
+again when an answer comes from other indices: it follows a swap that keeps the model, and
+raises :class:`~es_scm.elastic.schema.ModelMismatchError` after a swap to another one.)
 """
 
 from __future__ import annotations

@@ -43,6 +43,7 @@ from es_scm.validation import FRACTION, NON_NEGATIVE_INT, POSITIVE_INT, Options,
 
 if TYPE_CHECKING:  # pragma: no cover
     from es_scm.elastic.query import ExpandedQuery
+    from es_scm.elastic.target import Target
 
 #: ``exact(expanded, k, from_, filters)``: the plan of exact mode (its result may be unproven).
 ExactPlan = Callable[["ExpandedQuery", int, int, list], Plan]
@@ -86,7 +87,7 @@ def make_fusion(options: HybridOptions) -> Fusion:
 
 
 def hybrid_plan(
-    index: str,
+    target: Target,
     query: str,
     expanded: ExpandedQuery,
     page: tuple[int, int],
@@ -101,7 +102,7 @@ def hybrid_plan(
     k, from_ = page
     need = from_ + k
     depth = max(options["depth"], need)
-    bm25_hits = yield from _bm25(index, query, depth, filters)
+    bm25_hits = yield from _bm25(target, query, depth, filters)
     bm25 = {doc_id: score for doc_id, score, _ in bm25_hits}
     sources = {doc_id: source for doc_id, _, source in bm25_hits}
     scm_result = (yield from exact(expanded, depth, 0, filters)) if not expanded.empty else None
@@ -120,7 +121,7 @@ def hybrid_plan(
     else:
         full_scm = _exact_scores(expanded, candidates, scm, bm25_hits)
         others = [c for c in candidates if c not in bm25]
-        full_bm25 = {**(yield from _bm25_of(index, query, others)), **bm25}
+        full_bm25 = {**(yield from _bm25_of(target, query, others)), **bm25}
         fused = fusion.fuse(full_bm25, full_scm, candidates)
         # a document outside a full list scores at most its lowest; outside a short one, 0
         outside = tuple(min(side.values()) if len(side) >= depth else 0.0 for side in (bm25, scm))
@@ -151,26 +152,26 @@ def hybrid_plan(
     return result
 
 
-def _bm25(index: str, query: str, size: int, filters: list[dict[str, Any]]) -> Plan:
+def _bm25(target: Target, query: str, size: int, filters: list[dict[str, Any]]) -> Plan:
     """BM25's top ``size``: (id, score, source) best first."""
     match: dict[str, Any] = {"match": {TEXT_FIELD: query}}
     if filters:
         match = {"bool": {"must": [match], "filter": filters}}
-    kwargs = {"index": index, "query": match, "size": size, "source": True}
+    kwargs = {"index": target.name, "query": match, "size": size, "source": True}
     response = yield search_call(**kwargs, track_total_hits=False)
-    return [(h["_id"], float(h["_score"]), h["_source"]) for h in response["hits"]["hits"]]
+    return [(h["_id"], float(h["_score"]), h["_source"]) for h in target.hits(response)]
 
 
-def _bm25_of(index: str, query: str, ids: list[str]) -> Plan:
+def _bm25_of(target: Target, query: str, ids: list[str]) -> Plan:
     """The BM25 scores of the given documents (those without a matching term are left out)."""
     if not ids:
         return {}
     match = {
         "bool": {"must": [{"match": {TEXT_FIELD: query}}], "filter": [{"ids": {"values": ids}}]}
     }
-    kwargs = {"index": index, "query": match, "size": len(ids), "source": False}
+    kwargs = {"index": target.name, "query": match, "size": len(ids), "source": False}
     response = yield search_call(**kwargs, track_total_hits=False)
-    return {h["_id"]: float(h["_score"]) for h in response["hits"]["hits"]}
+    return {h["_id"]: float(h["_score"]) for h in target.hits(response)}
 
 
 def _exact_scores(

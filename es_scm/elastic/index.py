@@ -13,27 +13,35 @@ from typing import TYPE_CHECKING, Any
 
 from elasticsearch import ApiError, Elasticsearch, TransportError
 
+from es_scm.defaults import MAX_QUERY_WORDS
 from es_scm.documents import Document
 from es_scm.elastic.calls import Call, Plan, run_sync, single
 from es_scm.elastic.connection import cluster_version_plan, error_reason
 from es_scm.elastic.ingest import DocumentIngester, IngestError, IngestReport
 from es_scm.elastic.lifecycle import DeleteReport, delete_documents
 from es_scm.elastic.query import QueryType
-from es_scm.elastic.results import SearchResult
+from es_scm.elastic.results import PartialResultError, SearchResult
 from es_scm.elastic.schema import (
-    check_model,
     check_model_plan,
     check_version,
     index_mapping,
     settings_for_version,
 )
 from es_scm.elastic.searcher import Searcher
+from es_scm.elastic.target import require_whole
 from es_scm.validation import NON_NEGATIVE_INT, POSITIVE_INT, check
 
 if TYPE_CHECKING:  # pragma: no cover
     from es_scm.model import SoftCosineModel
 
-__all__ = ["SCMIndex", "check_target_name", "create_plan", "finish_plan", "validate_index_name"]
+__all__ = [
+    "SCMIndex",
+    "check_target_name",
+    "counted",
+    "create_plan",
+    "finish_plan",
+    "validate_index_name",
+]
 
 _FORBIDDEN = set(' "\\/,|<>?*#:')
 
@@ -90,6 +98,9 @@ class SCMIndex:
     query_type : {"sparse_vector", "bool"}
         How the expanded query is sent: a ``sparse_vector`` query (default) or a bool of boosted
         ``term`` queries; both score alike, the first is the smaller and faster request.
+    max_query_words : int
+        The most words a query may have (default :data:`~es_scm.defaults.MAX_QUERY_WORDS`; see
+        :class:`~es_scm.elastic.searcher.SearcherBase`).
 
     Examples
     --------
@@ -108,12 +119,17 @@ class SCMIndex:
         *,
         max_clauses: int | None = None,
         query_type: QueryType = "sparse_vector",
+        max_query_words: int = MAX_QUERY_WORDS,
     ) -> None:
         check_target_name(name)
         self.client = client
         self.name = name
         self.model = model
-        self._search_options = {"max_clauses": max_clauses, "query_type": query_type}
+        self._search_options = {
+            "max_clauses": max_clauses,
+            "query_type": query_type,
+            "max_query_words": max_query_words,
+        }
         self._searcher: Searcher | None = None
         # fail now on bad search options, not at the first search
         Searcher(client, name, model, **self._search_options)
@@ -185,12 +201,12 @@ class SCMIndex:
 
     def check(self) -> dict[str, Any]:
         """Raise unless the index was built with this model; return its ``_meta.es_scm``."""
-        meta = check_model(self.client, self.name, self.model)
-        self.searcher._accept(meta)
+        meta, _ = run_sync(self.searcher._check_plan(), self.client)
         return meta
 
     def count(self) -> int:
-        return int(self.client.count(index=self.name)["count"])
+        """The documents in the index; :class:`PartialResultError` if a shard did not answer."""
+        return counted(self.client.count(index=self.name), self.name)
 
     def optimize(self, max_num_segments: int = 1) -> None:
         """Force-merge the index into ``max_num_segments`` segments (waits until done).
@@ -300,6 +316,12 @@ class SCMIndex:
         return self.searcher.rescore(query, **kwargs)
 
 
+def counted(response: Mapping[str, Any], name: str) -> int:
+    """The count of a count response, once every shard answered it."""
+    require_whole(response, f"the count of {name!r}")
+    return int(response["count"])
+
+
 def create_plan(name: str, model: SoftCosineModel, options: Mapping[str, Any]) -> Plan:
     """Create index ``name`` for ``model``; True if created, False if it existed (and matches).
 
@@ -367,8 +389,8 @@ def finish_plan(name: str, report: IngestReport, refresh: bool) -> Plan:
             report.warnings.append(f"the final refresh failed ({_describe(error)})")
     try:
         response = yield Call("count", {"index": name}, quick)
-        report.index_count = int(response["count"])
-    except (ApiError, TransportError) as error:
+        report.index_count = counted(response, name)
+    except (ApiError, TransportError, PartialResultError) as error:
         report.warnings.append(f"the index could not be counted ({_describe(error)})")
 
 
@@ -394,4 +416,6 @@ def _refused_mapping(
 def _describe(error: Exception) -> str:
     if isinstance(error, ApiError):
         return f"HTTP {error.meta.status}: {error_reason(error)}"
+    if isinstance(error, PartialResultError):
+        return str(error)
     return f"connection error: {' '.join(str(error).split())[:200]}"

@@ -34,6 +34,7 @@ Document-side expansion (an index made with ``expansion="documents"``)
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
@@ -48,10 +49,22 @@ from es_scm.validation import POSITIVE_INT, Options, check
 if TYPE_CHECKING:  # pragma: no cover
     from es_scm.model import SoftCosineModel
 
-__all__ = ["FLOAT32_UNIT_ROUNDOFF", "ExpandedQuery", "QueryType", "expand_query"]
+__all__ = [
+    "FLOAT32_UNIT_ROUNDOFF",
+    "ExpandedQuery",
+    "QueryTooLongError",
+    "QueryType",
+    "check_query_length",
+    "clause_count",
+    "expand_query",
+    "query_words",
+]
 
 QueryType = Literal["bool", "sparse_vector"]
 FLOAT32_UNIT_ROUNDOFF = 2.0**-24
+# A word of a query, as its length is bounded: a run of letters and digits (the tokenizer's default
+# pattern), stop words included, since an Elasticsearch analyzer keeps them.
+_WORD = re.compile(r"[^\W_]+")
 _NO_IDS = np.zeros(0, dtype=np.int64)
 _NO_VALUES = np.zeros(0, dtype=np.float64)
 
@@ -157,6 +170,44 @@ class ExpandedQuery:
         delta = (self.clause_count + 2) * FLOAT32_UNIT_ROUNDOFF
         numerator = lowest_native_score / ((1.0 - FEATURE_VALUE_ERROR) * (1.0 - delta))
         return (numerator + self.pruned_mass) / self.norm
+
+
+class QueryTooLongError(ValueError):
+    """A query with more words than allowed (``max_query_words``): ``words`` and ``limit``."""
+
+    def __init__(self, words: int, limit: int) -> None:
+        super().__init__(
+            f"the query has {words} words, more than max_query_words={limit}; shorten it, or "
+            "raise max_query_words"
+        )
+        self.words, self.limit = words, limit
+
+
+def query_words(text: str) -> int:
+    """The words of ``text`` as a query's length is counted: runs of letters and digits."""
+    return sum(1 for _ in _WORD.finditer(text))
+
+
+def check_query_length(text: str, limit: int) -> int:
+    """The number of words of ``text``; :class:`QueryTooLongError` if more than ``limit``."""
+    words = query_words(text)
+    if words > limit:
+        raise QueryTooLongError(words, limit)
+    return words
+
+
+def clause_count(clause: Mapping[str, Any]) -> int:
+    """The Lucene clauses an Elasticsearch query clause adds to a query, as far as its JSON says:
+    a ``bool``'s are its clauses', any other clause is one (the cluster's clause limit counts
+    them all, filters included)."""
+    body = clause.get("bool") if len(clause) == 1 else None
+    if not isinstance(body, Mapping):
+        return 1
+    parts = []
+    for occur in ("must", "should", "filter", "must_not"):
+        value = body.get(occur, [])
+        parts += [value] if isinstance(value, Mapping) else list(value)
+    return max(1, sum(clause_count(part) for part in parts if isinstance(part, Mapping)))
 
 
 def expand_query(

@@ -10,7 +10,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from es_scm.model.explanation import Explanation
 
-__all__ = ["Hit", "NotProvenError", "SearchResult"]
+__all__ = ["Hit", "NotProvenError", "PartialResultError", "SearchResult"]
 
 
 @dataclass
@@ -71,3 +71,8 @@ class NotProvenError(RuntimeError):
     def __init__(self, message: str, result: SearchResult) -> None:
         super().__init__(message)
         self.result = result
+
+
+class PartialResultError(RuntimeError):
+    """Elasticsearch answered without part of what was asked (a shard or document it could not
+    serve): the answer is refused rather than passed on as whole."""

@@ -68,6 +68,7 @@ __all__ = [
     "IndexNotFoundError",
     "ModelMismatchError",
     "UnsupportedVersionError",
+    "check_indices",
     "check_model",
     "check_version",
     "encode_documents",
@@ -284,6 +285,12 @@ def check_model(client: Elasticsearch, index: str, model: SoftCosineModel) -> di
 def check_model_plan(index: str, model: SoftCosineModel) -> Plan:
     """:func:`check_model` as a plan (:mod:`es_scm.elastic.calls`)."""
     response = yield Call("indices.get_mapping", {"index": index}, {"ignore_status": 404})
+    return check_indices(index, response, model)
+
+
+def check_indices(index: str, response: Any, model: SoftCosineModel) -> dict[str, Any]:
+    """:func:`check_model` on the answer of a get-mapping or get-index request (404 ignored):
+    every concrete index in it, ``{name: {"mappings": ...}}``, was built with ``model``."""
     if response.meta.status == 404 or not response.body:
         raise IndexNotFoundError(f"index {index!r} does not exist")
     meta: dict[str, Any] = {}

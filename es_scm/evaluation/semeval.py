@@ -189,6 +189,7 @@ def elasticsearch_scores(
                 },
                 size=len(ids),
                 source=False,
+                allow_partial_search_results=False,
             )
             bm25[question.id] = {h["_id"]: h["_score"] for h in response["hits"]["hits"]}
             for method, options in hybrids.items():

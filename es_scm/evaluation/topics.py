@@ -1,9 +1,10 @@
 """Any test collection: documents in a corpus format, topics, and qrels in TREC or BEIR format.
 
 Topics (:func:`read_topics`)
-    * JSONL: one object a line with an id (``id``, ``_id``, ``qid``, ``query_id`` or ``num``) and
-      a text (``text``, ``query``, ``title``); BEIR's ``queries.jsonl`` (``_id``, ``text``,
-      ``metadata``) reads as it is;
+    * JSONL (a ``.jsonl`` or ``.json`` file, or a first line that is an object): one object a
+      line with an id (``id``, ``_id``, ``qid``, ``query_id`` or ``num``) and a text (``text``,
+      ``query``, ``title``); BEIR's ``queries.jsonl`` (``_id``, ``text``, ``metadata``) reads
+      as it is;
     * TSV (or any text file): ``id<TAB>text`` a line;
     * a TREC topic file (``<top>`` … ``<num> Number: 301`` … ``<title> …``): the title, or with
       ``fields=("title", "desc")`` more of the topic.
@@ -30,7 +31,7 @@ from pathlib import Path
 from es_scm.corpus import read_corpus
 from es_scm.evaluation.collections import TestCollection
 
-__all__ = ["read_qrels", "read_test_collection", "read_topics"]
+__all__ = ["parse_topics", "read_qrels", "read_test_collection", "read_topics"]
 
 _ID_KEYS = ("id", "_id", "qid", "query_id", "num")
 _TEXT_KEYS = ("text", "query", "title")
@@ -41,23 +42,30 @@ _LABEL = re.compile(r"^(description|narrative|topic):\s*", re.IGNORECASE)
 def read_topics(path: str | Path, fields: Sequence[str] = ("title",)) -> dict[str, str]:
     """Topic id → query text, from JSONL, TSV or a TREC topic file (see the module docstring)."""
     path = Path(path)
-    text = _read_text(path)
+    return parse_topics(_read_text(path), path, fields)
+
+
+def parse_topics(
+    text: str, source: str | Path, fields: Sequence[str] = ("title",)
+) -> dict[str, str]:
+    """:func:`read_topics` of the text of a topics file (standard input, say); ``source`` names
+    it in errors. JSONL is told by the name's suffix or by a first line that is an object."""
     if "<top>" in text.lower():
         return _trec_topics(text, fields)
-    if path.suffix.lower() in (".jsonl", ".json"):
-        return _jsonl_topics(text, path)
+    if Path(source).suffix.lower() in (".jsonl", ".json") or text.lstrip().startswith("{"):
+        return _jsonl_topics(text, source)
     topics = {}
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
         qid, tab, query = line.partition("\t")
         if not tab:
-            raise ValueError(f"{path}:{number}: expected 'id<TAB>text', got {line[:60]!r}")
+            raise ValueError(f"{source}:{number}: expected 'id<TAB>text', got {line[:60]!r}")
         topics[qid.strip()] = query.strip()
     return topics
 
 
-def _jsonl_topics(text: str, path: Path) -> dict[str, str]:
+def _jsonl_topics(text: str, path: str | Path) -> dict[str, str]:
     topics = {}
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():

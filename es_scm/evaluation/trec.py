@@ -259,7 +259,13 @@ def run_collection(
         for number, (qid, text) in enumerate(queries.items(), start=1):
             match = {"match": {TEXT_FIELD: text}}
             started = time.perf_counter()
-            response = client.search(index=name, query=match, size=depth, source=False)
+            response = client.search(
+                index=name,
+                query=match,
+                size=depth,
+                source=False,
+                allow_partial_search_results=False,
+            )
             bm25 = {h["_id"]: float(h["_score"]) for h in response["hits"]["hits"]}
             timers["bm25"] += time.perf_counter() - started
             started = time.perf_counter()

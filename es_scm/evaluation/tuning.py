@@ -97,7 +97,10 @@ def bm25_scores(
         scores = {}
         for qid, text in collection.judged_queries().items():
             query = {"match": {TEXT_FIELD: text}}
-            hits = client.search(index=name, query=query, size=size, source=False)["hits"]["hits"]
+            response = client.search(
+                index=name, query=query, size=size, source=False, allow_partial_search_results=False
+            )
+            hits = response["hits"]["hits"]
             scores[qid] = {hit["_id"]: float(hit["_score"]) for hit in hits}
         return scores
     finally:
