@@ -33,6 +33,7 @@ from es_scm.elastic.connection import client_options, max_clauses_plan
 from es_scm.elastic.index import (
     check_target_name,
     create_plan,
+    delete_plan,
     finish_plan,
     optimize_plan,
     validate_index_name,
@@ -177,10 +178,10 @@ class AsyncSCMIndex:
         return await run_async(create_plan(self.name, self.model, options), self.client)
 
     async def delete(self) -> bool:
-        """Delete the index; return False if it did not exist."""
-        response = await self.client.options(ignore_status=404).indices.delete(index=self.name)
+        """Delete the index: :meth:`SCMIndex.delete`, awaited (the same refusals)."""
+        deleted = await run_async(delete_plan(self.name), self.client)
         self.searcher._forget_index()
-        return response.meta.status != 404
+        return deleted
 
     async def check(self) -> None:
         """Raise unless the index was built with this model."""

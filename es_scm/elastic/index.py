@@ -33,7 +33,14 @@ from es_scm.validation import NON_NEGATIVE_INT, POSITIVE_INT, check
 if TYPE_CHECKING:  # pragma: no cover
     from es_scm.model import SoftCosineModel
 
-__all__ = ["SCMIndex", "check_target_name", "create_plan", "finish_plan", "validate_index_name"]
+__all__ = [
+    "SCMIndex",
+    "check_target_name",
+    "create_plan",
+    "delete_plan",
+    "finish_plan",
+    "validate_index_name",
+]
 
 _FORBIDDEN = set(' "\\/,|<>?*#:')
 
@@ -178,10 +185,19 @@ class SCMIndex:
         return run_sync(create_plan(self.name, self.model, options), self.client)
 
     def delete(self) -> bool:
-        """Delete the index; return False if it did not exist."""
-        response = self.client.options(ignore_status=404).indices.delete(index=self.name)
+        """Delete the index; return False if it did not exist.
+
+        Only one index that es-scm created, named in full, is deleted (see :func:`delete_plan`).
+
+        Raises
+        ------
+        ValueError
+            The name is a comma list, a pattern, ``_all`` or an alias, or the index was not
+            created by es-scm; nothing is deleted.
+        """
+        deleted = run_sync(delete_plan(self.name), self.client)
         self.searcher._forget_index()
-        return response.meta.status != 404
+        return deleted
 
     def check(self) -> dict[str, Any]:
         """Raise unless the index was built with this model; return its ``_meta.es_scm``."""
@@ -342,6 +358,56 @@ def create_plan(name: str, model: SoftCosineModel, options: Mapping[str, Any]) -
         yield from check_model_plan(name, model)
         return False
     return True
+
+
+def delete_plan(name: str) -> Plan:
+    """Delete the index ``name`` that es-scm created; True if deleted, False if there was none.
+
+    ``name`` must be one concrete index, named in full: a comma list, a wildcard pattern,
+    ``_all`` or any invalid name is refused before any request, and an alias or an index without
+    es-scm's ``_meta`` marker after reading its mapping. Elasticsearch's own guard
+    (``action.destructive_requires_name``) is not relied upon: a cluster may have it off.
+
+    Raises
+    ------
+    ValueError
+        One line that names the refused value; nothing was deleted.
+    """
+    _check_one_index(name)
+    response = yield Call("indices.get_mapping", {"index": name}, {"ignore_status": 404})
+    if response.meta.status == 404:
+        return False
+    mappings = response.body.get(name)
+    if mappings is None:
+        targets = ", ".join(sorted(response.body)) or "nothing"
+        raise ValueError(
+            f"refusing to delete {name!r}: it is an alias (of {targets}), not an index; es-scm "
+            "deletes one index by its own name"
+        )
+    if not mappings.get("mappings", {}).get("_meta", {}).get("es_scm"):
+        raise ValueError(f"refusing to delete {name!r}: es-scm did not create that index")
+    # expand_wildcards=none: should the name become a pattern here, it matches nothing
+    arguments = {"index": name, "expand_wildcards": "none"}
+    deleted = yield Call("indices.delete", arguments, {"ignore_status": 404})
+    return deleted.meta.status != 404
+
+
+def _check_one_index(name: str) -> None:
+    """Refuse any name of several indices (one line that says why), then any invalid name."""
+    if isinstance(name, str):
+        many = None
+        if "," in name:
+            many = "a comma list"
+        elif set(name) & set("*?"):
+            many = "a wildcard pattern"
+        elif name == "_all":
+            many = "every index"
+        if many:
+            raise ValueError(
+                f"refusing to delete {name!r}: it names {many}; es-scm deletes exactly one "
+                "index, named in full"
+            )
+    validate_index_name(name)
 
 
 def optimize_plan(name: str, max_num_segments: int) -> Plan:
