@@ -390,8 +390,10 @@ def model_options(args: argparse.Namespace) -> dict[str, Any]:
 def load_model(directory: str) -> SoftCosineModel:
     """The model saved in ``directory``, or a one-line error saying what is wrong."""
     from es_scm.model import SoftCosineModel
+    from es_scm.model.saving import restore_interrupted_save
 
     path = Path(directory)
+    restore_interrupted_save(path)  # a save killed between its two renames, where it takes two
     if not path.is_dir():
         raise CLIError(
             f"model directory not found: {directory} (make one with `es-scm model build`)"
