@@ -114,7 +114,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="seconds to keep retrying a cluster that cannot be reached before stopping "
         "(default 60)",
     )
-    parser.add_argument("--recreate", action="store_true", help="delete the index first")
+    parser.add_argument(
+        "--recreate",
+        action="store_true",
+        help="delete the index first (only an index that es-scm created, named in full)",
+    )
     parser.add_argument(
         "--optimize",
         action="store_true",
