@@ -215,6 +215,10 @@ def read_documents(args: argparse.Namespace) -> Iterator[Document]:
 # -- the model ----------------------------------------------------------------------------------
 
 
+def _yes_no(value: bool) -> str:
+    return "yes" if value else "no"
+
+
 def add_model_options(parser: argparse.ArgumentParser) -> None:
     """Vocabulary, weighting and term similarity options, as :meth:`SoftCosineModel.build`'s."""
     d = SIMILARITY_DEFAULTS
@@ -274,26 +278,29 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
         "--symmetric",
         action=argparse.BooleanOptionalAction,
         default=d["symmetric"],
-        help="make S symmetric (default: yes)",
+        help=f"make S symmetric (default: {_yes_no(d['symmetric'])})",
     )
     sim.add_argument(
         "--dominant",
         action=argparse.BooleanOptionalAction,
         default=d["dominant"],
-        help="make S strictly diagonally dominant, hence positive definite (default: no)",
+        help="make S strictly diagonally dominant, hence positive definite "
+        f"(default: {_yes_no(d['dominant'])})",
     )
     sim.add_argument(
         "--neighbors",
         choices=NEIGHBOR_MODES,
         default=d["neighbors"],
-        help="look for a term's neighbours among the corpus terms (default), the whole "
-        "embedding vocabulary, or as gensim does, bit for bit (gensim)",
+        help="look for a term's neighbours among the corpus terms (terms), the whole embedding "
+        "vocabulary (vocabulary), or as gensim does, bit for bit (gensim) "
+        f"(default {d['neighbors']})",
     )
     sim.add_argument(
         "--column-order",
         choices=COLUMN_ORDERS,
         default=d["column_order"],
-        help="fill S's columns rarest term first (default) or by term id",
+        help=f"fill S's columns rarest term first (rarest) or by term id (id) "
+        f"(default {d['column_order']})",
     )
     vocab = parser.add_argument_group("vocabulary and weighting")
     vocab.add_argument(
@@ -318,8 +325,8 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
         type=weighting_spec,
         default=DEFAULT_WEIGHTING,
         metavar="SPEC",
-        help=f"document (and query) weighting: TF-IDF such as {DEFAULT_WEIGHTING} (default), "
-        "raw-natural, binary-none; or bm25[:k1=1.2,b=0.75]",
+        help=f"document (and query) weighting (default {DEFAULT_WEIGHTING}): TF-IDF such as "
+        "log-smooth, raw-natural, binary-none; or bm25[:k1=1.2,b=0.75]",
     )
     vocab.add_argument(
         "--query-weighting",
