@@ -156,3 +156,29 @@ def test_index_recreate_deletes_one_es_scm_index_only(
     assert code == EXIT_OK
     assert f"deleted the index '{a}'" in err
     assert counts(es_client, [a, b]) == [1, 3]
+
+
+def test_deleting_documents_takes_one_index_or_alias(
+    capsys, es_client, es_url, index_name, two_indices, model, tmp_path
+):
+    a, b = two_indices
+    model_dir = model.save(tmp_path / "model")
+    alias = f"{index_name}-alias"
+    es_client.indices.put_alias(index=a, name=alias)
+    for name in (f"{a},{b}", f"{index_name}-*", "_all"):
+        code, _, err = run(
+            capsys, "delete", "--model", model_dir, "--index", name, "--ids", "0", "1",
+            "--es-url", es_url,
+        )  # fmt: skip
+        assert code == EXIT_ERROR
+        assert err.count("\n") == 1
+        assert f"refusing to delete documents from {name!r}: it names" in err
+        with pytest.raises(ValueError, match="not one index or alias named in full"):
+            SCMIndex(es_client, name, model).delete_documents(["0"])
+        assert counts(es_client, two_indices) == [3, 3]
+    code, out, _ = run(
+        capsys, "delete", "--model", model_dir, "--index", alias, "--ids", "0", "--es-url", es_url
+    )
+    assert code == EXIT_OK
+    assert "deleted 1" in out
+    assert counts(es_client, two_indices) == [2, 3]

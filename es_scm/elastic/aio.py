@@ -31,6 +31,7 @@ from es_scm.elastic.aio_ingest import AsyncDocumentIngester, Documents
 from es_scm.elastic.calls import run_async
 from es_scm.elastic.connection import client_options, max_clauses_plan
 from es_scm.elastic.index import (
+    check_one_name,
     check_target_name,
     create_plan,
     delete_plan,
@@ -202,6 +203,7 @@ class AsyncSCMIndex:
         """Delete documents by id: :meth:`SCMIndex.delete_documents`, awaited (the client's
         ``async_streaming_bulk``, with the same retries and report)."""
         refresh = check(refresh, "refresh", Boolean())
+        check_one_name(self.name, "delete documents from", "index or alias")
         await self.check()  # a missing index or another model's: an error, not "not found"
         report = DeleteReport()
         started = time.perf_counter()

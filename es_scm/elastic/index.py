@@ -35,6 +35,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = [
     "SCMIndex",
+    "check_one_name",
     "check_target_name",
     "create_plan",
     "delete_plan",
@@ -294,11 +295,14 @@ class SCMIndex:
 
         Raises
         ------
+        ValueError
+            The name is a comma list, a pattern or ``_all`` (one index or alias only).
         IndexNotFoundError
             If the index does not exist.
         ModelMismatchError
             If the index is not an es-scm index of this model.
         """
+        check_one_name(self.name, "delete documents from", "index or alias")
         self.searcher.check()
         return delete_documents(self.client, self.name, ids, batch_size=batch_size, refresh=refresh)
 
@@ -373,7 +377,7 @@ def delete_plan(name: str) -> Plan:
     ValueError
         One line that names the refused value; nothing was deleted.
     """
-    _check_one_index(name)
+    check_one_name(name)
     response = yield Call("indices.get_mapping", {"index": name}, {"ignore_status": 404})
     if response.meta.status == 404:
         return False
@@ -392,8 +396,9 @@ def delete_plan(name: str) -> Plan:
     return deleted.meta.status != 404
 
 
-def _check_one_index(name: str) -> None:
-    """Refuse any name of several indices (one line that says why), then any invalid name."""
+def check_one_name(name: str, action: str = "delete", target: str = "index") -> str:
+    """``name`` if it names one ``target`` in full; else one line saying why ``action`` is
+    refused: a comma list, a wildcard pattern, ``_all``, or an invalid name."""
     if isinstance(name, str):
         many = None
         if "," in name:
@@ -404,10 +409,9 @@ def _check_one_index(name: str) -> None:
             many = "every index"
         if many:
             raise ValueError(
-                f"refusing to delete {name!r}: it names {many}; es-scm deletes exactly one "
-                "index, named in full"
+                f"refusing to {action} {name!r}: it names {many}, not one {target} named in full"
             )
-    validate_index_name(name)
+    return validate_index_name(name)
 
 
 def optimize_plan(name: str, max_num_segments: int) -> Plan:
