@@ -11,11 +11,17 @@ Run it (needs ``pip install 'es-scm[async,glove]'`` and an Elasticsearch at ``$E
 
 ``--ingest-demo`` builds a model of es-scm's demo corpus (250 short documents) and indexes it
 first; ``--model DIR`` serves an index built with ``es-scm index`` and its saved model instead.
+
+Ctrl-C or SIGTERM (``kill``, a container stopping) stops the server, also in the middle of the
+demo's ingestion, and deletes the index if this run created it (``--keep`` keeps it); an index
+that was there before is never deleted. ``--port 0`` takes a free port.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import signal
 from typing import Any
 
 from aiohttp import web
@@ -78,22 +84,58 @@ async def ingest_demo(index: AsyncSCMIndex) -> None:
     print(f"indexed: {report.summary()}")
 
 
+async def serve(args: argparse.Namespace, model: SoftCosineModel) -> None:
+    """Serve ``/search`` until SIGTERM or Ctrl-C, then clean up (see the module docstring)."""
+    stop_on_signals(asyncio.current_task())
+    index = AsyncSCMIndex(async_client_from_env(), args.index, model)
+    runner = web.AppRunner(make_app(index), handle_signals=False)
+    created = started = False
+    try:
+        if args.ingest_demo:
+            created = not await index.exists()
+            print(f"indexing the demo corpus into {args.index}", flush=True)
+            await ingest_demo(index)
+        await runner.setup()
+        started = True
+        await web.TCPSite(runner, "127.0.0.1", args.port).start()
+        host, port = runner.addresses[0][:2]
+        print(f"serving http://{host}:{port}/search (Ctrl-C or SIGTERM stops)", flush=True)
+        await asyncio.Event().wait()
+    finally:
+        stop_on_signals(None)  # a second signal does not interrupt the cleanup
+        try:
+            if created and not args.keep:
+                await index.delete()
+                print(f"deleted the index {args.index} that this run created", flush=True)
+        finally:
+            if started:
+                await runner.cleanup()  # closes the client too (make_app)
+            else:
+                await index.client.close()
+
+
+def stop_on_signals(task: asyncio.Task | None) -> None:
+    """SIGTERM and SIGINT cancel ``task`` (None: they are ignored)."""
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, task.cancel if task else lambda: None)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--index", default="es-scm-web", help="the es-scm index to search")
     parser.add_argument("--model", help="a model saved by es-scm (default: the demo's)")
     parser.add_argument("--ingest-demo", action="store_true", help="index the demo corpus first")
-    parser.add_argument("--port", type=int, default=8080)
+    parser.add_argument(
+        "--keep", action="store_true", help="keep the index this run created when it stops"
+    )
+    parser.add_argument("--port", type=int, default=8080, help="0: a free port")
     args = parser.parse_args(argv)
     model = SoftCosineModel.load(args.model) if args.model else demo_model()
-
-    async def app_factory() -> web.Application:
-        index = AsyncSCMIndex(async_client_from_env(), args.index, model)
-        if args.ingest_demo:
-            await ingest_demo(index)
-        return make_app(index)
-
-    web.run_app(app_factory(), host="127.0.0.1", port=args.port)
+    try:
+        asyncio.run(serve(args, model))
+    except (asyncio.CancelledError, KeyboardInterrupt):
+        print("stopped")
 
 
 if __name__ == "__main__":

@@ -106,6 +106,25 @@ def test_help_has_an_example(capsys: pytest.CaptureFixture[str], command: list[s
     assert "example:" in out
 
 
+def test_model_build_help_follows_the_defaults(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import es_scm.cli.options as options
+    from es_scm.defaults import SIMILARITY_DEFAULTS
+
+    changed = {"neighbors": "vocabulary", "column_order": "id", "symmetric": False}
+    monkeypatch.setattr(options, "DEFAULT_WEIGHTING", "raw-natural")
+    monkeypatch.setattr(options, "SIMILARITY_DEFAULTS", {**SIMILARITY_DEFAULTS, **changed})
+    code, out, _ = run(capsys, "model", "build", "--help")
+    assert code == EXIT_OK
+    text = " ".join(out.split())
+    assert "weighting (default raw-natural)" in text
+    assert "raw-natural (default)" not in text
+    assert "(default vocabulary)" in text
+    assert "(default id)" in text
+    assert "make S symmetric (default: no)" in text
+
+
 def test_version(capsys: pytest.CaptureFixture[str]) -> None:
     from es_scm import __version__
 

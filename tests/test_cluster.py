@@ -8,6 +8,9 @@ tests leave a node stopped.
 
 from __future__ import annotations
 
+import contextlib
+import re
+import socket
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -33,13 +36,23 @@ K = 10
 N_QUERIES = 20
 
 
+FRESH_STARTS = 3  # in test_fresh_starts_form_the_cluster_every_time, after the fixture's
+
+
+def start_fresh(cluster: LocalCluster) -> None:
+    """Start the nodes as for the first time: no data, and no keystore in the distribution's
+    config folder (which every node would create at once)."""
+    cluster.stop()
+    cluster.delete_data()
+    cluster.nodes[0].distribution.keystore.unlink(missing_ok=True)
+    cluster.start()
+
+
 @pytest.fixture(scope="module")
 def cluster(es_url) -> Iterator[LocalCluster]:
     """Three fresh nodes of this home, stopped after the module."""
     cluster = LocalCluster(nodes=3, port=PORT, heap="512m")
-    cluster.stop()
-    cluster.delete_data()
-    cluster.start()
+    start_fresh(cluster)
     yield cluster
     cluster.stop()
 
@@ -122,6 +135,34 @@ def test_the_cluster_forms_and_its_nodes_are_this_homes(cluster, tmp_path: Path)
     assert "stop that node or pick another --port" in message
     assert "\n" not in message
     assert stranger.status()["data"] == str(cluster.nodes[1].data_dir)
+
+
+def test_fresh_starts_form_the_cluster_every_time(cluster):
+    for _ in range(FRESH_STARTS):
+        start_fresh(cluster)
+        assert cluster.status()["nodes"] == "3 of 3 joined"
+        assert all(node.running_pid() for node in cluster.nodes)
+        assert cluster.nodes[0].distribution.keystore.is_file()
+
+
+def test_nodes_that_exit_while_the_cluster_forms_stop_the_start_at_once(cluster):
+    """Nodes 1 and 2 cannot bind their transport ports: node 0 alone can never be elected, and
+    the start says which node exited instead of waiting for its whole timeout."""
+    cluster.stop()
+    cluster.delete_data()
+    with contextlib.ExitStack() as stack:
+        for port in (PORT + 101, PORT + 102):
+            taken = stack.enter_context(socket.socket())
+            taken.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # the nodes' TIME_WAIT
+            taken.bind(("127.0.0.1", port))
+            taken.listen()
+        with pytest.raises(LocalElasticsearchError) as stopped:
+            cluster.start()
+    message = str(stopped.value)
+    assert re.match(f"Elasticsearch on port ({PORT + 1}|{PORT + 2}) exited with code", message)
+    assert "while starting; log tail" in message
+    assert not any(node.running_pid() for node in cluster.nodes)  # the others were stopped
+    start_fresh(cluster)
 
 
 def test_ingestion_survives_the_master_stopping_midway(cluster, client, model, documents):

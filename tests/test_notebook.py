@@ -8,6 +8,9 @@ SCM(obama, orange) = 0.1108 on raw bag-of-words counts.
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
 import numpy as np
 import pytest
 
@@ -301,21 +304,41 @@ def test_notebook_part_1_gensim_agrees(
 # -- the example notebook, executed ---------------------------------------------------------------
 
 
+def notebook_client(monkeypatch, es_url: str, data: Path) -> tuple[Any, Any]:
+    """The example notebook and an nbclient that runs it on ``es_url`` with the data in ``data``."""
+    nbformat = pytest.importorskip("nbformat")
+    nbclient = pytest.importorskip("nbclient")
+    path = Path(__file__).resolve().parents[1] / "examples" / "gensim_scm_tutorial.ipynb"
+    notebook = nbformat.read(path, as_version=4)
+    monkeypatch.setenv("ES_URL", es_url)
+    monkeypatch.setenv("ES_SCM_SHARED_DATA", str(data))
+    client = nbclient.NotebookClient(
+        notebook, timeout=600, kernel_name="python3", resources={"metadata": {"path": path.parent}}
+    )
+    return notebook, client
+
+
+@pytest.mark.slow
+def test_the_notebook_says_where_to_get_the_semeval_data_it_lacks(monkeypatch, tmp_path):
+    from nbclient.exceptions import CellExecutionError
+
+    from es_scm.evaluation.semeval_data import SEMEVAL_DATA_URL
+
+    _, client = notebook_client(monkeypatch, "http://127.0.0.1:1", tmp_path)  # no data, no node
+    with pytest.raises(CellExecutionError) as failed:
+        client.execute()
+    last_line = str(failed.value).strip().splitlines()[-1]
+    assert "FileNotFoundError" in last_line
+    assert str(tmp_path / "semeval2016-task3" / "SemEval2016-Task3-CQA-QL-dev.xml") in last_line
+    assert SEMEVAL_DATA_URL in last_line
+    assert "ES_SCM_SHARED_DATA" in last_line
+
+
 @pytest.mark.integration
 @pytest.mark.slow
 def test_the_example_notebook_runs_against_elasticsearch(es_url, shared_data, monkeypatch):
     """examples/gensim_scm_tutorial.ipynb, executed cell by cell by nbclient on a real node."""
-    nbformat = pytest.importorskip("nbformat")
-    nbclient = pytest.importorskip("nbclient")
-    from pathlib import Path
-
-    path = Path(__file__).resolve().parents[1] / "examples" / "gensim_scm_tutorial.ipynb"
-    notebook = nbformat.read(path, as_version=4)
-    monkeypatch.setenv("ES_URL", es_url)
-    monkeypatch.setenv("ES_SCM_SHARED_DATA", str(shared_data))
-    client = nbclient.NotebookClient(
-        notebook, timeout=600, kernel_name="python3", resources={"metadata": {"path": path.parent}}
-    )
+    notebook, client = notebook_client(monkeypatch, es_url, shared_data)
     client.execute()
     outputs = [
         "".join(output.get("text", "") for output in cell.get("outputs", []))

@@ -201,7 +201,8 @@ def test_credentials_are_never_printed(capsys, tmp_path, model, monkeypatch):
     code, out, err = run(capsys, "search", "--model", model_dir, "--index", "x", "wing")
     assert code == EXIT_ERROR
     assert "s3cr3t-pw" not in out + err
-    assert "cannot reach Elasticsearch at http://elastic:***@127.0.0.1:9 (connection refused)" in err
+    reached = "cannot reach Elasticsearch at http://elastic:***@127.0.0.1:9 (connection refused)"
+    assert reached in err
     code, out, err = run(
         capsys, "search", "--model", model_dir, "--index", "x", "--es-url",
         "http://127.0.0.1:9", "--password", "an0ther-pw", "--username", "u", "wing",

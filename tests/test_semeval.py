@@ -96,3 +96,5 @@ def test_command_error_is_one_line(capsys, tmp_path):
     err = capsys.readouterr().err.strip()
     assert err.startswith("es-scm: error:")
     assert "\n" not in err
+    assert f"file not found: {tmp_path / 'missing.xml'} (the SemEval-2016 Task 3" in err
+    assert semeval_data.SEMEVAL_DATA_URL in err  # where to get it

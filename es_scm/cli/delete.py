@@ -6,9 +6,10 @@ import argparse
 import sys
 from collections.abc import Iterator
 
+from es_scm.cli.connection import client_from_args
 from es_scm.cli.errors import EXIT_OK, EXIT_PARTIAL, CLIError
 from es_scm.cli.index import MAX_FAILURES_SHOWN, shorten
-from es_scm.cli.options import Command, client_from_args, load_model
+from es_scm.cli.options import Command, load_model
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

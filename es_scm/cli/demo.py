@@ -5,8 +5,9 @@ from __future__ import annotations
 import argparse
 import os
 
+from es_scm.cli.connection import connection_kwargs
 from es_scm.cli.errors import EXIT_OK
-from es_scm.cli.options import Command, connection_kwargs, positive_int
+from es_scm.cli.options import Command, positive_int
 from es_scm.demo import DEMO_INDEX
 
 

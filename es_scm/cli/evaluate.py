@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from es_scm.cli.connection import client_from_args
 from es_scm.cli.errors import EXIT_OK, EXIT_USAGE, CLIError
 from es_scm.cli.options import (
     Command,
@@ -23,7 +24,6 @@ from es_scm.cli.options import (
     add_hybrid_options,
     add_judged_collection_options,
     add_model_options,
-    client_from_args,
     hybrid_kwargs,
     judged_collection_from_args,
     load_embeddings,

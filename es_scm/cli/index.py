@@ -15,11 +15,11 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from es_scm.cli.connection import client_from_args
 from es_scm.cli.errors import EXIT_OK, EXIT_PARTIAL, EXIT_USAGE, CLIError, one_line
 from es_scm.cli.options import (
     Command,
     add_corpus_options,
-    client_from_args,
     load_model,
     non_negative_int,
     positive_int,
@@ -114,7 +114,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="seconds to keep retrying a cluster that cannot be reached before stopping "
         "(default 60)",
     )
-    parser.add_argument("--recreate", action="store_true", help="delete the index first")
+    parser.add_argument(
+        "--recreate",
+        action="store_true",
+        help="delete the index first (only an index that es-scm created, named in full)",
+    )
     parser.add_argument(
         "--optimize",
         action="store_true",

@@ -41,8 +41,9 @@ from es_scm.cli import (
     tune,
     vectors,
 )
+from es_scm.cli.connection import es_url, secrets
 from es_scm.cli.errors import EXIT_ERROR, EXIT_INTERRUPTED, EXIT_USAGE, describe
-from es_scm.cli.options import Parents, es_url, register, secrets
+from es_scm.cli.options import Parents, register
 from es_scm.cli.redaction import redacted_stderr
 from es_scm.elastic.credentials import redact_url
 

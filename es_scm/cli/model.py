@@ -29,7 +29,11 @@ n_jobs = argparse_type(AnyOf((Interval(int, 1), Interval(int, high=-1))))
 def add_build_arguments(parser: argparse.ArgumentParser) -> None:
     add_corpus_options(parser)
     parser.add_argument("--out", required=True, metavar="DIR", help="where to save the model")
-    parser.add_argument("--force", action="store_true", help="overwrite a model in DIR")
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help="replace a model in DIR (in one step: killed midway, the old model stays whole)",
+    )
     parser.add_argument(
         "--no-progress", action="store_true", help="no progress bar while vectors are trained"
     )

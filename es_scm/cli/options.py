@@ -7,11 +7,11 @@ check (with :mod:`es_scm.validation`) and default (with :mod:`es_scm.defaults`) 
 from __future__ import annotations
 
 import argparse
-import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from es_scm.cli.connection import connection_parent
 from es_scm.cli.embeddings import add_training_options, load_embeddings
 from es_scm.cli.errors import CLIError
 from es_scm.cli.progress import progress_bar
@@ -34,18 +34,13 @@ from es_scm.validation import (
 )
 
 if TYPE_CHECKING:  # pragma: no cover
-    from elasticsearch import Elasticsearch
-
     from es_scm.documents import Document
     from es_scm.model import SoftCosineModel, TermWeighting
 
 __all__ = [
     "add_corpus_options",
     "add_model_options",
-    "client_from_args",
     "common_parent",
-    "connection_parent",
-    "es_url",
     "load_embeddings",
     "load_model",
     "model_options",
@@ -89,83 +84,6 @@ def common_parent() -> argparse.ArgumentParser:
         help="show the full traceback on errors, and progress messages",
     )
     return parent
-
-
-def connection_parent() -> argparse.ArgumentParser:
-    """The official client's connection options, each falling back to its variable."""
-    parent = argparse.ArgumentParser(add_help=False)
-    group = parent.add_argument_group(
-        "Elasticsearch connection", "Each option falls back to its environment variable."
-    )
-    group.add_argument(
-        "--es-url",
-        metavar="URL",
-        help="the cluster's URL (default: $ES_URL, else the local runner's http://127.0.0.1:9200)",
-    )
-    group.add_argument(
-        "--api-key", metavar="KEY", help="an encoded API key or id:key ($ES_API_KEY)"
-    )
-    group.add_argument("--username", help="basic-auth user ($ES_USERNAME)")
-    group.add_argument("--password", help="basic-auth password ($ES_PASSWORD; prefer the variable)")
-    group.add_argument("--ca-certs", metavar="PEM", help="CA bundle to verify TLS ($ES_CA_CERTS)")
-    group.add_argument(
-        "--no-verify-certs",
-        dest="verify_certs",
-        action="store_false",
-        default=None,
-        help="skip TLS certificate verification (testing only; $ES_VERIFY_CERTS=false)",
-    )
-    group.add_argument(
-        "--timeout",
-        type=argparse_type(Interval(float, 0.0, None, closed="neither"), float),
-        default=30.0,
-        metavar="S",
-        help="request timeout in seconds (default 30)",
-    )
-    return parent
-
-
-def es_url(args: argparse.Namespace) -> str:
-    """The cluster's URL: ``--es-url``, ``$ES_URL``, else the local runner's."""
-    from es_scm.tools.es_local import LocalElasticsearch
-
-    return getattr(args, "es_url", None) or os.environ.get("ES_URL") or LocalElasticsearch().url
-
-
-def secrets(args: argparse.Namespace) -> list[str]:
-    """Every credential a message might show, from the options and the variables: never printed
-    (see :func:`~es_scm.elastic.credentials.redact`)."""
-    from es_scm.elastic.credentials import credential_forms, parse_url
-
-    found = []
-    urls = [getattr(args, "es_url", None), os.environ.get("ES_URL")]
-    usernames = [getattr(args, "username", None), os.environ.get("ES_USERNAME")]
-    passwords = [getattr(args, "password", None), os.environ.get("ES_PASSWORD")]
-    for url in filter(None, urls):
-        parts = parse_url(url)
-        usernames.append(parts.username)
-        passwords += [parts.password, parts.written_secret]
-    for api_key in (getattr(args, "api_key", None), os.environ.get("ES_API_KEY")):
-        found += credential_forms(api_key=api_key)
-    for username in set(usernames):
-        for password in passwords:
-            found += credential_forms(username=username, password=password)
-    return found
-
-
-def connection_kwargs(args: argparse.Namespace) -> dict[str, Any]:
-    """The connection options given on the command line, for :func:`client_from_env`."""
-    keys = ("api_key", "username", "password", "ca_certs", "verify_certs")
-    options = {key: getattr(args, key) for key in keys if getattr(args, key, None) is not None}
-    options["request_timeout"] = args.timeout
-    return options
-
-
-def client_from_args(args: argparse.Namespace) -> Elasticsearch:
-    """An Elasticsearch client from the connection options."""
-    from es_scm.elastic.connection import client_from_env
-
-    return client_from_env(es_url(args), **connection_kwargs(args), max_retries=1)
 
 
 # -- corpus -------------------------------------------------------------------------------------
@@ -220,6 +138,10 @@ def read_documents(args: argparse.Namespace) -> Iterator[Document]:
 
 
 # -- the model ----------------------------------------------------------------------------------
+
+
+def _yes_no(value: bool) -> str:
+    return "yes" if value else "no"
 
 
 def add_model_options(parser: argparse.ArgumentParser) -> None:
@@ -281,26 +203,29 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
         "--symmetric",
         action=argparse.BooleanOptionalAction,
         default=d["symmetric"],
-        help="make S symmetric (default: yes)",
+        help=f"make S symmetric (default: {_yes_no(d['symmetric'])})",
     )
     sim.add_argument(
         "--dominant",
         action=argparse.BooleanOptionalAction,
         default=d["dominant"],
-        help="make S strictly diagonally dominant, hence positive definite (default: no)",
+        help="make S strictly diagonally dominant, hence positive definite "
+        f"(default: {_yes_no(d['dominant'])})",
     )
     sim.add_argument(
         "--neighbors",
         choices=NEIGHBOR_MODES,
         default=d["neighbors"],
-        help="look for a term's neighbours among the corpus terms (default), the whole "
-        "embedding vocabulary, or as gensim does, bit for bit (gensim)",
+        help="look for a term's neighbours among the corpus terms (terms), the whole embedding "
+        "vocabulary (vocabulary), or as gensim does, bit for bit (gensim) "
+        f"(default {d['neighbors']})",
     )
     sim.add_argument(
         "--column-order",
         choices=COLUMN_ORDERS,
         default=d["column_order"],
-        help="fill S's columns rarest term first (default) or by term id",
+        help=f"fill S's columns rarest term first (rarest) or by term id (id) "
+        f"(default {d['column_order']})",
     )
     vocab = parser.add_argument_group("vocabulary and weighting")
     vocab.add_argument(
@@ -325,8 +250,8 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
         type=weighting_spec,
         default=DEFAULT_WEIGHTING,
         metavar="SPEC",
-        help=f"document (and query) weighting: TF-IDF such as {DEFAULT_WEIGHTING} (default), "
-        "raw-natural, binary-none; or bm25[:k1=1.2,b=0.75]",
+        help=f"document (and query) weighting (default {DEFAULT_WEIGHTING}): TF-IDF such as "
+        "log-smooth, raw-natural, binary-none; or bm25[:k1=1.2,b=0.75]",
     )
     vocab.add_argument(
         "--query-weighting",
@@ -397,8 +322,10 @@ def model_options(args: argparse.Namespace) -> dict[str, Any]:
 def load_model(directory: str) -> SoftCosineModel:
     """The model saved in ``directory``, or a one-line error saying what is wrong."""
     from es_scm.model import SoftCosineModel
+    from es_scm.model.saving import restore_interrupted_save
 
     path = Path(directory)
+    restore_interrupted_save(path)  # a save killed between its two renames, where it takes two
     if not path.is_dir():
         raise CLIError(
             f"model directory not found: {directory} (make one with `es-scm model build`)"

@@ -15,13 +15,13 @@ import sys
 import time
 from typing import Any
 
+from es_scm.cli.connection import client_from_args
 from es_scm.cli.errors import EXIT_OK, EXIT_USAGE, CLIError
 from es_scm.cli.explain import add_explain_options, explain_top, explanation_lines
 from es_scm.cli.index import shorten
 from es_scm.cli.options import (
     Command,
     add_hybrid_options,
-    client_from_args,
     hybrid_kwargs,
     load_model,
     non_negative_int,

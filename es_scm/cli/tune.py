@@ -13,13 +13,13 @@ import logging
 from pathlib import Path
 from typing import Any
 
+from es_scm.cli.connection import client_from_args
 from es_scm.cli.errors import EXIT_OK, CLIError
 from es_scm.cli.options import (
     Command,
     add_bm25_analyzer,
     add_judged_collection_options,
     add_model_options,
-    client_from_args,
     judged_collection_from_args,
     load_embeddings,
     model_options,

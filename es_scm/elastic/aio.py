@@ -32,9 +32,11 @@ from es_scm.elastic.aio_ingest import AsyncDocumentIngester, Documents
 from es_scm.elastic.calls import Call, run_async, single
 from es_scm.elastic.connection import client_options, max_clauses_plan
 from es_scm.elastic.index import (
+    check_one_name,
     check_target_name,
     counted,
     create_plan,
+    delete_plan,
     finish_plan,
     optimize_plan,
     validate_index_name,
@@ -185,10 +187,10 @@ class AsyncSCMIndex:
         return await run_async(create_plan(self.name, self.model, options), self.client)
 
     async def delete(self) -> bool:
-        """Delete the index; return False if it did not exist."""
-        response = await self.client.options(ignore_status=404).indices.delete(index=self.name)
+        """Delete the index: :meth:`SCMIndex.delete`, awaited (the same refusals)."""
+        deleted = await run_async(delete_plan(self.name), self.client)
         self.searcher._forget_index()
-        return response.meta.status != 404
+        return deleted
 
     async def check(self) -> None:
         """Raise unless the index was built with this model."""
@@ -210,6 +212,7 @@ class AsyncSCMIndex:
         """Delete documents by id: :meth:`SCMIndex.delete_documents`, awaited (the client's
         ``async_streaming_bulk``, with the same retries and report)."""
         refresh = check(refresh, "refresh", Boolean())
+        check_one_name(self.name, "delete documents from", "index or alias")
         await self.check()  # a missing index or another model's: an error, not "not found"
         report = DeleteReport()
         started = time.perf_counter()

@@ -36,9 +36,11 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = [
     "SCMIndex",
+    "check_one_name",
     "check_target_name",
     "counted",
     "create_plan",
+    "delete_plan",
     "finish_plan",
     "validate_index_name",
 ]
@@ -194,10 +196,19 @@ class SCMIndex:
         return run_sync(create_plan(self.name, self.model, options), self.client)
 
     def delete(self) -> bool:
-        """Delete the index; return False if it did not exist."""
-        response = self.client.options(ignore_status=404).indices.delete(index=self.name)
+        """Delete the index; return False if it did not exist.
+
+        Only one index that es-scm created, named in full, is deleted (see :func:`delete_plan`).
+
+        Raises
+        ------
+        ValueError
+            The name is a comma list, a pattern, ``_all`` or an alias, or the index was not
+            created by es-scm; nothing is deleted.
+        """
+        deleted = run_sync(delete_plan(self.name), self.client)
         self.searcher._forget_index()
-        return response.meta.status != 404
+        return deleted
 
     def check(self) -> dict[str, Any]:
         """Raise unless the index was built with this model; return its ``_meta.es_scm``."""
@@ -294,11 +305,14 @@ class SCMIndex:
 
         Raises
         ------
+        ValueError
+            The name is a comma list, a pattern or ``_all`` (one index or alias only).
         IndexNotFoundError
             If the index does not exist.
         ModelMismatchError
             If the index is not an es-scm index of this model.
         """
+        check_one_name(self.name, "delete documents from", "index or alias")
         self.searcher.check()
         return delete_documents(self.client, self.name, ids, batch_size=batch_size, refresh=refresh)
 
@@ -364,6 +378,56 @@ def create_plan(name: str, model: SoftCosineModel, options: Mapping[str, Any]) -
         yield from check_model_plan(name, model)
         return False
     return True
+
+
+def delete_plan(name: str) -> Plan:
+    """Delete the index ``name`` that es-scm created; True if deleted, False if there was none.
+
+    ``name`` must be one concrete index, named in full: a comma list, a wildcard pattern,
+    ``_all`` or any invalid name is refused before any request, and an alias or an index without
+    es-scm's ``_meta`` marker after reading its mapping. Elasticsearch's own guard
+    (``action.destructive_requires_name``) is not relied upon: a cluster may have it off.
+
+    Raises
+    ------
+    ValueError
+        One line that names the refused value; nothing was deleted.
+    """
+    check_one_name(name)
+    response = yield Call("indices.get_mapping", {"index": name}, {"ignore_status": 404})
+    if response.meta.status == 404:
+        return False
+    mappings = response.body.get(name)
+    if mappings is None:
+        targets = ", ".join(sorted(response.body)) or "nothing"
+        raise ValueError(
+            f"refusing to delete {name!r}: it is an alias (of {targets}), not an index; es-scm "
+            "deletes one index by its own name"
+        )
+    if not mappings.get("mappings", {}).get("_meta", {}).get("es_scm"):
+        raise ValueError(f"refusing to delete {name!r}: es-scm did not create that index")
+    # expand_wildcards=none: should the name become a pattern here, it matches nothing
+    arguments = {"index": name, "expand_wildcards": "none"}
+    deleted = yield Call("indices.delete", arguments, {"ignore_status": 404})
+    return deleted.meta.status != 404
+
+
+def check_one_name(name: str, action: str = "delete", target: str = "index") -> str:
+    """``name`` if it names one ``target`` in full; else one line saying why ``action`` is
+    refused: a comma list, a wildcard pattern, ``_all``, or an invalid name."""
+    if isinstance(name, str):
+        many = None
+        if "," in name:
+            many = "a comma list"
+        elif set(name) & set("*?"):
+            many = "a wildcard pattern"
+        elif name == "_all":
+            many = "every index"
+        if many:
+            raise ValueError(
+                f"refusing to {action} {name!r}: it names {many}, not one {target} named in full"
+            )
+    return validate_index_name(name)
 
 
 def optimize_plan(name: str, max_num_segments: int) -> Plan:

@@ -8,6 +8,9 @@ Data
     once per related question (10 times), so elements are grouped by ``ORGQ_ID``. The gold file
     ``*.subtaskB.relevancy`` has ``ORGQ_ID  RELQ_ID  rank  score  true|false`` (TAB separated);
     ``true`` = PerfectMatch or Relevant, and columns 3–4 are the IR baseline.
+
+    The data is published on the task's site (:data:`SEMEVAL_DATA_URL`, named by the task's own
+    README); a file that is not there is reported with that address.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from pathlib import Path
 
 __all__ = [
     "RELEVANT_LABELS",
+    "SEMEVAL_DATA_URL",
     "OriginalQuestion",
     "RelatedQuestion",
     "apply_gold",
@@ -28,6 +32,9 @@ __all__ = [
     "read_semeval",
     "read_semeval_xml",
 ]
+
+#: Where the task's data is published (``README-v3.2.txt`` of the task's distribution).
+SEMEVAL_DATA_URL = "http://alt.qcri.org/semeval2016/task3/index.php?id=data-and-tools"
 
 RELEVANT_LABELS = frozenset({"PerfectMatch", "Relevant"})
 _URL = re.compile(r"https?://\S+")
@@ -197,6 +204,14 @@ def read_semeval(
     xml_paths: Iterable[str | Path], gold_paths: Iterable[str | Path] = ()
 ) -> list[OriginalQuestion]:
     """Read one or more XML files, then apply every gold file (matched by question id)."""
+    xml_paths, gold_paths = list(xml_paths), list(gold_paths)
+    for path in [*xml_paths, *gold_paths]:
+        if not Path(path).is_file():
+            raise FileNotFoundError(
+                f"{path} (the SemEval-2016 Task 3 English data, CQA-QL, to download from "
+                f"{SEMEVAL_DATA_URL}; the example notebook reads it from "
+                "$ES_SCM_SHARED_DATA/semeval2016-task3)"
+            )
     questions: list[OriginalQuestion] = []
     seen: set[str] = set()
     for path in xml_paths:

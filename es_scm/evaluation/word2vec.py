@@ -15,12 +15,14 @@ Training (:func:`train_word2vec`)
     read once). Training is the one trainer of the model,
     :func:`es_scm.similarity.training.train_on_file`: one worker, a fixed seed, the vectors
     cached by the sentences' content hash and the parameters. The cache directory is
-    ``cache_dir``, else ``$ES_SCM_CACHE/word2vec``, else ``~/.cache/es-scm/word2vec``.
+    ``cache_dir``, else ``$ES_SCM_CACHE/word2vec``, else ``~/.cache/es-scm/word2vec``; like the
+    trainer's, it is private to the user (0700, files 0600: they hold the corpus's words).
 """
 
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import logging
 import os
@@ -34,6 +36,7 @@ from es_scm.evaluation.collections import read_wikipedia_paragraphs
 from es_scm.model.text import Tokenizer
 from es_scm.similarity import WordEmbeddings
 from es_scm.similarity.training import EmbeddingTraining, train_on_file
+from es_scm.similarity.training_files import partial_name, private_directory, private_file
 
 __all__ = ["default_cache_dir", "iter_corpus_texts", "train_word2vec"]
 
@@ -154,8 +157,7 @@ def train_word2vec(
         seed=seed,
         cache_dir=cache_dir,
     )
-    directory = Path(cache_dir) if cache_dir is not None else default_cache_dir()
-    directory.mkdir(parents=True, exist_ok=True)
+    directory = private_directory(cache_dir if cache_dir is not None else default_cache_dir())
     corpus_key = _cache_key(corpus, tokenizer, {"max_texts": max_texts})
     sentences_path = directory / f"corpus-{corpus_key}.txt"
     if not sentences_path.exists():
@@ -168,9 +170,9 @@ def _tokenize_to(
 ) -> None:
     """Write the corpus's tokenized texts, one a line (kept: the corpus is read once)."""
     started = time.perf_counter()
-    partial = sentences_path.with_suffix(".partial")
+    partial = partial_name(sentences_path)
     count = 0
-    with open(partial, "w", encoding="utf-8") as out:
+    with io.TextIOWrapper(private_file(partial), encoding="utf-8") as out:
         for text in iter_corpus_texts(corpus):
             if max_texts is not None and count >= max_texts:
                 break

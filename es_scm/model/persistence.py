@@ -14,6 +14,9 @@ frequencies and N when a weighting uses idf, and its token count when one is BM2
 dtype, data, indices and indptr in canonical CSC form; the arrays of the unseen words, if any.
 How S was built (``similarity`` in
 ``model.json``) is recorded for people, not hashed: the same S built two ways scores alike.
+
+A save replaces the whole folder in one step (:mod:`es_scm.model.saving`): killed at any point,
+it leaves the previous model or the new one, never a mix.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from es_scm.model.saving import replace_folder, restore_interrupted_save
 from es_scm.model.vocabulary import Vocabulary
 from es_scm.model.weighting import TermWeighting
 from es_scm.similarity import TermSimilarityMatrix
@@ -42,6 +46,7 @@ CONFIG_FILE = "model.json"
 VOCABULARY_FILE = "vocabulary.json"
 SIMILARITY_FILE = "similarity.npz"
 UNSEEN_FILE = "unseen.npz"
+MODEL_FILES = (CONFIG_FILE, VOCABULARY_FILE, SIMILARITY_FILE, UNSEEN_FILE)
 
 
 def write_bundle(
@@ -52,8 +57,17 @@ def write_bundle(
     model_id: str,
     unseen: UnseenTerms | None = None,
 ) -> None:
-    """Write the files of a model to ``path`` (created if missing)."""
-    path.mkdir(parents=True, exist_ok=True)
+    """Write the files of a model to the folder ``path``, replacing any model there at once.
+
+    The files are written beside ``path`` and flushed, then take its place in one step
+    (:func:`~es_scm.model.saving.replace_folder`): a save killed at any point leaves the
+    previous model whole, or the new one.
+
+    Raises
+    ------
+    ValueError
+        ``path`` holds other files than a model's (nothing is written).
+    """
     document = {
         "format": FORMAT,
         "version": VERSION,
@@ -61,17 +75,19 @@ def write_bundle(
         "similarity": matrix.build_info,
         "model_id": model_id,
     }
-    (path / CONFIG_FILE).write_text(
-        json.dumps(document, ensure_ascii=False, indent=2, sort_keys=True) + "\n",
-        encoding="utf-8",
-    )
-    vocabulary.save(path / VOCABULARY_FILE)
-    matrix.save(path / SIMILARITY_FILE)
-    if unseen is not None:
-        with open(path / UNSEEN_FILE, "wb") as stream:
-            np.savez(stream, **unseen.arrays())
-    else:
-        (path / UNSEEN_FILE).unlink(missing_ok=True)
+
+    def write(folder: Path) -> None:
+        (folder / CONFIG_FILE).write_text(
+            json.dumps(document, ensure_ascii=False, indent=2, sort_keys=True) + "\n",
+            encoding="utf-8",
+        )
+        vocabulary.save(folder / VOCABULARY_FILE)
+        matrix.save(folder / SIMILARITY_FILE)
+        if unseen is not None:
+            with open(folder / UNSEEN_FILE, "wb") as stream:
+                np.savez(stream, **unseen.arrays())
+
+    replace_folder(path, write, MODEL_FILES)
 
 
 def read_bundle(
@@ -84,6 +100,7 @@ def read_bundle(
     ValueError
         If the files are not an es-scm model, or are damaged.
     """
+    restore_interrupted_save(path)
     config_path = path / CONFIG_FILE
     try:
         config = json.loads(config_path.read_text(encoding="utf-8"))

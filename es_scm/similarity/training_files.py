@@ -9,18 +9,26 @@
 
 Both live in ``cache_dir``, else ``$ES_SCM_CACHE/embeddings``, else ``~/.cache/es-scm/embeddings``
 (:func:`default_cache_dir`), a folder readable by its owner only (0700), with 0600 files: they
-hold the corpus's words.
+hold the corpus's words. A cache folder that belongs to another user is refused; one of the
+user's with looser permissions is made private. A cached file is read only if it is a regular
+file of the user's that nobody else may write (no symbolic link, nothing planted by another
+account), and through ``np.load(allow_pickle=False)`` and JSON, which cannot run code. Files are
+created under unique names with ``O_EXCL | O_NOFOLLOW``, so a planted name or link is never
+written through.
 """
 
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import logging
 import os
+import secrets
+import stat
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
 
@@ -32,7 +40,9 @@ __all__ = [
     "cache_key",
     "default_cache_dir",
     "file_statistics",
+    "partial_name",
     "private_directory",
+    "private_file",
 ]
 
 logger = logging.getLogger(__name__)
@@ -47,11 +57,55 @@ def default_cache_dir() -> Path:
 
 
 def private_directory(path: str | Path) -> Path:
-    """``path`` created if missing, readable by its owner only (0700)."""
+    """``path`` created if missing, the user's own and readable by the user only (0700).
+
+    Raises
+    ------
+    PermissionError
+        ``path`` belongs to another user (its files could be anyone's).
+    """
     path = Path(path)
     path.mkdir(parents=True, exist_ok=True, mode=0o700)
-    os.chmod(path, 0o700)
+    status = path.stat()
+    if _other_owner(status):
+        raise PermissionError(
+            f"the cache folder {path} belongs to another user (uid {status.st_uid}); use a folder "
+            "of your own (--train-cache DIR, or $ES_SCM_CACHE)"
+        )
+    if stat.S_IMODE(status.st_mode) != 0o700:
+        logger.warning("made the cache folder %s private (it was %o)", path, status.st_mode & 0o777)
+        os.chmod(path, 0o700)
     return path
+
+
+def private_file(path: Path) -> BinaryIO:
+    """A new file opened for writing, readable by the user only (0600); never an existing name
+    or a symbolic link."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+    return open(os.open(path, flags, 0o600), "wb")
+
+
+def _other_owner(status: os.stat_result) -> bool:
+    return hasattr(os, "getuid") and status.st_uid != os.getuid()
+
+
+def _open_trusted(path: Path) -> BinaryIO | None:
+    """``path`` opened for reading if it is a regular file of the user's that only the user may
+    write; else None (with a warning when something else is there)."""
+    try:
+        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except FileNotFoundError:
+        return None
+    except OSError as error:  # a symbolic link (ELOOP), or unreadable
+        logger.warning("ignoring the cached file %s (%s)", path, error.strerror)
+        return None
+    stream = open(descriptor, "rb")  # noqa: SIM115 - returned to the caller, who closes it
+    status = os.fstat(descriptor)
+    if not stat.S_ISREG(status.st_mode) or _other_owner(status) or status.st_mode & 0o022:
+        stream.close()
+        logger.warning("ignoring the cached file %s: not a private file of this user", path)
+        return None
+    return stream
 
 
 class SentenceFile:
@@ -64,9 +118,9 @@ class SentenceFile:
 
     def __init__(self, directory: str | Path | None = None) -> None:
         self.directory = private_directory(directory or default_cache_dir())
-        self._partial = self.directory / f"corpus-{os.getpid()}-{id(self):x}.partial"
-        descriptor = os.open(self._partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        self._out = open(descriptor, "w", encoding="utf-8")  # noqa: SIM115 - closed in close()
+        self._token = _token()
+        self._partial = self.directory / f"corpus.{self._token}.partial"
+        self._out = io.TextIOWrapper(private_file(self._partial), encoding="utf-8")
         self._hash = hashlib.sha256()
         self._words: set[str] = set()
         self.sentences = 0
@@ -95,10 +149,11 @@ class SentenceFile:
             yield tokens
 
     def close(self) -> tuple[Path, str]:
-        """The file named ``corpus-<sha256>.txt`` and its content's sha256."""
+        """The file named ``corpus-<sha256>.<unique>.txt`` and its content's sha256 (unique: two
+        processes that train on the same corpus at once each delete their own file)."""
         self._out.close()
         digest = self._hash.hexdigest()
-        path = self.directory / f"corpus-{digest[:16]}.txt"
+        path = self.directory / f"corpus-{digest[:16]}.{self._token}.txt"
         self._partial.replace(path)
         return path, digest
 
@@ -116,13 +171,21 @@ class VectorCache:
         self.words = directory / f"{stem}.json"
 
     def load(self, terms: Sequence[str]) -> WordEmbeddings | None:
-        """The cached vectors, if there are any and they cover the composable ``terms``."""
-        if not (self.vectors.is_file() and self.words.is_file()):
+        """The cached vectors, if there are any and they cover the composable ``terms``.
+
+        Files that are not the user's own private ones, or not what :meth:`save` writes (a
+        pickle, say), are ignored: the vectors are trained again and saved anew.
+        """
+        words, vectors = _open_trusted(self.words), _open_trusted(self.vectors)
+        if words is None or vectors is None:
+            for stream in (words, vectors):
+                if stream is not None:
+                    stream.close()
             return None
         try:
-            meta = json.loads(self.words.read_text(encoding="utf-8"))
-            vectors = np.load(self.vectors, allow_pickle=False)
-            embeddings = WordEmbeddings(meta["words"], vectors)
+            with words, vectors:
+                meta = json.loads(words.read().decode("utf-8"))
+                embeddings = WordEmbeddings(meta["words"], np.load(vectors, allow_pickle=False))
         except (OSError, ValueError, KeyError, TypeError) as error:
             logger.warning("ignoring the damaged cached vectors %s (%s)", self.vectors, error)
             return None
@@ -147,11 +210,19 @@ class VectorCache:
             (self.vectors, lambda out: np.save(out, embeddings.vectors, allow_pickle=False)),
             (self.words, lambda out: out.write(json.dumps(meta, ensure_ascii=False).encode())),
         ):
-            partial = final.with_name(final.name + ".partial")
-            descriptor = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-            with open(descriptor, "wb") as out:
+            partial = partial_name(final)
+            with private_file(partial) as out:
                 write(out)
-            partial.replace(final)
+            partial.replace(final)  # a file planted under the final name is replaced, not read
+
+
+def partial_name(path: Path) -> Path:
+    """``<path>.<pid>-<random>.partial``: a name nobody can have planted in advance."""
+    return path.with_name(f"{path.name}.{_token()}.partial")
+
+
+def _token() -> str:
+    return f"{os.getpid()}-{secrets.token_hex(8)}"
 
 
 def cache_key(digest: str, record: dict[str, Any], gensim_version: str) -> str:

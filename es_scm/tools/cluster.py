@@ -16,8 +16,9 @@ import json
 import os
 import shutil
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from subprocess import Popen
 
 from es_scm.tools.node import ClusterSpec, LocalElasticsearch, find_runtime
 from es_scm.tools.security import ADMIN_USER
@@ -135,7 +136,8 @@ class LocalCluster:
             for node in missing:
                 launched.append((node, node.launch(java)))
             for node, process in launched:
-                node.wait_until_healthy(process, max(deadline - time.monotonic(), 1.0))
+                ready = _healthy_while_all_run(node, launched)
+                node.wait_until_healthy(process, max(deadline - time.monotonic(), 1.0), ready)
             self.wait_for_nodes(max(deadline - time.monotonic(), 1.0))
         except BaseException:
             self._stop_all([node for node, _ in launched])
@@ -242,6 +244,20 @@ class LocalCluster:
         if self.secure:
             status["ca_certs"] = str(self.nodes[0].security.ca_cert)
         return status
+
+
+def _healthy_while_all_run(
+    node: LocalElasticsearch, launched: list[tuple[LocalElasticsearch, Popen | None]]
+) -> Callable[[], bool]:
+    """Whether ``node`` is healthy, raising as soon as any node launched with it has exited
+    (the others would wait in vain for a master to be elected)."""
+
+    def ready() -> bool:
+        for other, process in launched:
+            other.check_running(process)
+        return node.is_healthy()
+
+    return ready
 
 
 def _node_line(node: LocalElasticsearch) -> str:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 import pwd
 import re
-import shutil
 import signal
 import subprocess
 import time
@@ -19,7 +18,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from es_scm.tools.analysis import AnalysisPlugin
+from es_scm.tools.distribution import Distribution
 from es_scm.tools.java import JavaNotFoundError, JavaRuntime, find_java
 from es_scm.tools.probe import NodeProbe
 from es_scm.tools.security import ADMIN_USER, SecurityFiles, security_settings
@@ -28,7 +27,6 @@ from es_scm.tools.system import (
     chown_tree,
     disk_warnings,
     ensure_traversable,
-    extract_zip_with_modes,
     group_alive,
     log,
     pid_alive,
@@ -53,8 +51,6 @@ DEFAULT_VERSION = "9.5.4"
 DEFAULT_PORT = 9200
 DEFAULT_HEAP = "1g"
 SINGLE_NODE_NAME = "es-scm-local"  # the single node's node and cluster name
-MAVEN_ARTIFACT = "org.elasticsearch.distribution.integ-test-zip:elasticsearch:{version}:zip"
-MAVEN_DEPENDENCY_PLUGIN = "org.apache.maven.plugins:maven-dependency-plugin:3.8.1"
 MIN_JAVA_MAJOR = 21
 # Modules that the 9.x distribution's jars `requires` (from `jar --describe-module`) beyond
 # java.base, plus jdk.incubator.vector, which its jvm.options adds on the command line.
@@ -203,6 +199,7 @@ class LocalElasticsearch:
             raise ValueError(f"port must be in 1024..65435, got {self.port}")
         if not re.fullmatch(r"\d+[mMgG]", self.heap):
             raise ValueError(f"heap must look like 512m or 1g, got {self.heap!r}")
+        self.distribution = Distribution(self.home, self.version)
         self.security = SecurityFiles(self.home, self.install_dir)
 
     # -- paths
@@ -220,11 +217,11 @@ class LocalElasticsearch:
 
     @property
     def zip_path(self) -> Path:
-        return self.home / "dist" / f"elasticsearch-{self.version}.zip"
+        return self.distribution.zip_path
 
     @property
     def install_dir(self) -> Path:
-        return self.home / f"elasticsearch-{self.version}"
+        return self.distribution.install_dir
 
     @property
     def _folder_name(self) -> str:
@@ -251,48 +248,15 @@ class LocalElasticsearch:
     # -- install
     def fetch(self) -> Path:
         """Fetch the distribution zip with Maven unless it is already cached."""
-        if self.zip_path.is_file():
-            return self.zip_path
-        mvn = shutil.which("mvn")
-        if mvn is None:
-            raise LocalElasticsearchError(
-                "Maven (mvn) is needed to fetch Elasticsearch; install it "
-                "(e.g. apt-get install maven)"
-            )
-        self.zip_path.parent.mkdir(parents=True, exist_ok=True)
-        artifact = MAVEN_ARTIFACT.format(version=self.version)
-        log(f"fetching {artifact} with Maven (about 130 MB, once)")
-        command = [
-            mvn, "-q", "-B", f"{MAVEN_DEPENDENCY_PLUGIN}:copy", f"-Dartifact={artifact}",
-            f"-DoutputDirectory={self.zip_path.parent}",
-        ]  # fmt: skip
-        result = subprocess.run(command, capture_output=True, text=True, check=False)
-        if result.returncode != 0 or not self.zip_path.is_file():
-            tail = (result.stdout + result.stderr).strip().splitlines()[-5:]
-            raise LocalElasticsearchError(
-                f"Maven could not fetch {artifact}: " + " | ".join(tail or ["no output"])
-            )
-        return self.zip_path
+        return self.distribution.fetch()
 
     def install(self, java: JavaRuntime | None = None) -> Path:
-        """Fetch and unpack the distribution, add the English analysis plugin (idempotent).
+        """Fetch and unpack the distribution, add the English analysis plugin and create the
+        keystore (idempotent; :class:`~es_scm.tools.distribution.Distribution`).
 
         The plugin (:mod:`es_scm.tools.analysis`) is built with ``java``, by default the node's.
         """
-        marker = self.install_dir / ".es-scm-installed"
-        if not marker.is_file():
-            zip_path = self.fetch()
-            staging = self.install_dir.with_name(self.install_dir.name + ".partial")
-            shutil.rmtree(staging, ignore_errors=True)
-            extract_zip_with_modes(zip_path, staging)
-            (top,) = list(staging.iterdir())  # the zip holds one folder, elasticsearch-<version>
-            shutil.rmtree(self.install_dir, ignore_errors=True)
-            top.rename(self.install_dir)
-            staging.rmdir()
-            marker.write_text(self.version + "\n")
-        plugin = AnalysisPlugin(self.install_dir, self.version, self.zip_path.parent)
-        plugin.ensure(lambda: (java or find_runtime(self.version)).home)
-        return self.install_dir
+        return self.distribution.install(lambda: (java or find_runtime(self.version)).home)
 
     # -- state
     def running_pid(self) -> int | None:
@@ -440,14 +404,7 @@ class LocalElasticsearch:
         ready = ready or self.is_healthy
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            if process is not None and process.poll() is not None:
-                self.pid_file.unlink(missing_ok=True)
-                raise LocalElasticsearchError(
-                    f"Elasticsearch on port {self.port} exited with code {process.returncode} "
-                    f"while starting; log tail:\n{self.log_tail()}"
-                )
-            if process is None and self.running_pid() is None:
-                raise LocalElasticsearchError(f"Elasticsearch on port {self.port} exited")
+            self.check_running(process)
             if ready():
                 return
             time.sleep(1.0)
@@ -456,6 +413,17 @@ class LocalElasticsearch:
             f"Elasticsearch on port {self.port} did not become healthy within {timeout:.0f}s; "
             f"log tail:\n{self.log_tail()}"
         )
+
+    def check_running(self, process: subprocess.Popen | None) -> None:
+        """Raise if the node launched as ``process`` (None: launched before) has exited."""
+        if process is not None and process.poll() is not None:
+            self.pid_file.unlink(missing_ok=True)
+            raise LocalElasticsearchError(
+                f"Elasticsearch on port {self.port} exited with code {process.returncode} "
+                f"while starting; log tail:\n{self.log_tail()}"
+            )
+        if process is None and self.running_pid() is None:
+            raise LocalElasticsearchError(f"Elasticsearch on port {self.port} exited")
 
     def terminate(self) -> int | None:
         """Send SIGTERM to the node's process group; return its pid (None if none runs)."""

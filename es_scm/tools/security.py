@@ -156,7 +156,8 @@ class SecurityFiles:
 
     # -- the distribution's tools ------------------------------------------------------------
 
-    def _tool(self, name: str, arguments: list[str], java_home: Path, stdin: str = "") -> str:
+    def run_tool(self, name: str, arguments: list[str], java_home: Path, stdin: str = "") -> str:
+        """Run the distribution's ``bin/<name>`` on its config folder; return its output."""
         env = {
             "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
             "ES_JAVA_HOME": str(java_home),
@@ -183,7 +184,7 @@ class SecurityFiles:
         """Run certutil into ``folder/name.zip`` and unpack ``name/`` (0600) from it."""
         archive = self.folder / f"{name}.zip"
         archive.unlink(missing_ok=True)
-        self._tool(
+        self.run_tool(
             "elasticsearch-certutil",
             [*arguments, "--silent", "--days", CERTIFICATE_DAYS, "--out", str(archive)],
             java_home,
@@ -211,10 +212,10 @@ class SecurityFiles:
             if user in present and self.password_file(user).stat().st_mtime_ns <= stamp:
                 continue
             if user in present:
-                self._tool("elasticsearch-users", ["userdel", user], java_home)
+                self.run_tool("elasticsearch-users", ["userdel", user], java_home)
             password = self.password(user) or ""
             roles = ["-r", role] if role else []
-            self._tool(
+            self.run_tool(
                 "elasticsearch-users",
                 ["useradd", user, *roles],
                 java_home,
