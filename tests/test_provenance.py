@@ -24,6 +24,7 @@ from es_scm.evaluation.provenance import (
 from es_scm.evaluation.semeval import SemEvalReport
 
 REPO = Path(__file__).resolve().parents[1]
+RESULTS = sorted((REPO / "results").rglob("*.json"))
 COMMIT = re.compile(r"[0-9a-f]{40}")
 DEV = "semeval2016-task3/SemEval2016-Task3-CQA-QL-dev.xml"
 
@@ -124,3 +125,21 @@ def test_es_scm_eval_records_its_command_line(shared_data, tmp_path, capsys):
         assert block["command"].startswith("es-scm eval semeval --xml ")
         assert block["command"].endswith(" --quiet")
         assert block["versions"]["elasticsearch"] is None  # --no-es
+
+
+# -- the files under results/ ------------------------------------------------------------------
+
+
+def test_results_are_there():
+    assert len(RESULTS) >= 40
+
+
+@pytest.mark.parametrize("path", RESULTS, ids=[str(p.relative_to(REPO)) for p in RESULTS])
+def test_every_results_file_says_how_it_was_made(path):
+    assert_complete(block_of(json.loads(path.read_text(encoding="utf-8"))))
+
+
+def test_blocks_of_files_keyed_by_id_stay_out_of_the_ids():
+    for path in RESULTS:
+        report = json.loads(path.read_text(encoding="utf-8"))
+        assert not (KEY in report and KEYED_FILE_KEY in report), path
