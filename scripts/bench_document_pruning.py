@@ -20,7 +20,6 @@ Writes ``results/bench_document_pruning.json``.
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import json
 import os
 import sys
@@ -31,6 +30,8 @@ import scipy.sparse as sp
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+
+from benchlib import provenance  # noqa: E402  (scripts/benchlib.py)
 
 from es_scm.evaluation.collections import read_wikipedia_paragraphs  # noqa: E402
 from es_scm.model import SoftCosineModel  # noqa: E402
@@ -115,10 +116,10 @@ def main() -> None:
             flush=True,
         )
     summary = {
+        "provenance": provenance(sys.argv),
         "documents": len(documents),
         "values_per_document": expanded.nnz / len(documents),
         "rows": rows,
-        "date": dt.date.today().isoformat(),
     }
     Path(args.json).write_text(json.dumps(summary, indent=2) + "\n")
 

@@ -27,7 +27,6 @@ Timings on a shared 2-core machine are noisy: compare medians and ratios from th
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import json
 import os
 import statistics
@@ -40,7 +39,7 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from benchlib import machine, plain_bulk  # noqa: E402  (scripts/benchlib.py)
+from benchlib import plain_bulk, provenance  # noqa: E402  (scripts/benchlib.py)
 
 from es_scm import SoftCosineModel  # noqa: E402
 from es_scm.elastic import SCMIndex  # noqa: E402
@@ -196,6 +195,7 @@ def main() -> None:
     docs_per_s = {name: statistics.median(values) for name, values in rates.items()}
 
     summary = {
+        "provenance": provenance(sys.argv, client),
         "dataset": args.dataset,
         "documents": n,
         "repeats": args.repeats,
@@ -214,8 +214,6 @@ def main() -> None:
             "elasticsearch_took_es_scm_over_text": took_us["es_scm"] / took_us["text"],
         },
         "bytes_per_document": float(np.mean([len(json.dumps(s)) for s in sources[:2000]])),
-        "machine": machine(client),
-        "date": dt.date.today().isoformat(),
     }
     report = {
         "docs_per_second": docs_per_s,

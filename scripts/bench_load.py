@@ -22,7 +22,6 @@ Writes ``results/bench_load.json``. On a shared 2-core machine, compare runs of 
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import json
 import multiprocessing
 import os
@@ -37,7 +36,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from benchlib import machine  # noqa: E402  (scripts/benchlib.py)
+from benchlib import provenance  # noqa: E402  (scripts/benchlib.py)
 
 from es_scm.elastic import SCMIndex, client_from_env  # noqa: E402
 from es_scm.evaluation.collections import read_cranfield, read_wikipedia_paragraphs  # noqa: E402
@@ -183,6 +182,7 @@ def main() -> None:
     drift = sum(r["drift"] for r in results)
     measured = max(r["seconds"] for r in results)  # from the first search to the end
     summary = {
+        "provenance": provenance(sys.argv, client),
         "dataset": args.dataset,
         "documents": len(docs),
         "queries": len(queries),
@@ -197,8 +197,6 @@ def main() -> None:
         "p99_ms": 1000 * latencies[int(0.99 * (len(latencies) - 1))] if latencies else None,
         "errors": dict(errors),
         "drift": drift,
-        "machine": machine(client),
-        "date": dt.date.today().isoformat(),
     }
     print(json.dumps(summary, indent=2))
     Path(args.json).parent.mkdir(parents=True, exist_ok=True)

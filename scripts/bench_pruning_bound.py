@@ -18,7 +18,6 @@ Writes ``results/bench_pruning_bound.json``.
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import json
 import os
 import statistics
@@ -29,6 +28,8 @@ import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+
+from benchlib import provenance  # noqa: E402  (scripts/benchlib.py)
 
 from es_scm.evaluation.collections import read_wikipedia_paragraphs  # noqa: E402
 from es_scm.model import BruteForceSearch, SoftCosineModel  # noqa: E402
@@ -99,10 +100,10 @@ def main() -> None:
         )
     print(f"median expansion terms per query: {statistics.median(sizes):.0f}")
     summary = {
+        "provenance": provenance(sys.argv),
         "documents": len(documents),
         "median_expansion_terms": statistics.median(sizes),
         "rows": rows,
-        "date": dt.date.today().isoformat(),
     }
     Path(args.json).write_text(json.dumps(summary, indent=2) + "\n")
 

@@ -32,7 +32,6 @@ Writes ``results/bench_scale.json`` and the plot ``docs/bench_scale.png``.
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import json
 import os
 import statistics
@@ -45,7 +44,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from benchlib import machine, peak_rss_mib  # noqa: E402  (scripts/benchlib.py)
+from benchlib import peak_rss_mib, provenance  # noqa: E402  (scripts/benchlib.py)
 
 from es_scm.defaults import EXPANSIONS  # noqa: E402
 
@@ -414,7 +413,7 @@ def main() -> None:
         measure(min(size, len(documents)), documents, queries, args, client) for size in args.sizes
     ]
     client.options(ignore_status=404).indices.delete(index=INDEX)
-    summary = {"rows": rows, "machine": machine(client), "date": dt.date.today().isoformat()}
+    summary = {"provenance": provenance(sys.argv, client), "rows": rows}
     summary["expansion"], summary["shards"] = args.expansion, args.shards
     Path(args.json).parent.mkdir(parents=True, exist_ok=True)
     Path(args.json).write_text(json.dumps(summary, indent=2) + "\n")

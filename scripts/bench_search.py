@@ -34,7 +34,6 @@ Writes ``results/bench_search_<dataset>.json``.
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import json
 import os
 import statistics
@@ -47,7 +46,7 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from benchlib import machine, plain_bulk  # noqa: E402  (scripts/benchlib.py)
+from benchlib import plain_bulk, provenance  # noqa: E402  (scripts/benchlib.py)
 
 from es_scm.elastic import SCMIndex, client_from_env  # noqa: E402
 from es_scm.evaluation.collections import read_cranfield, read_wikipedia_paragraphs  # noqa: E402
@@ -230,6 +229,7 @@ def main() -> None:
     p50 = {name: stats["p50_ms"] for name, stats in latency.items()}
     p50_optimized = {name: stats["p50_ms"] for name, stats in optimized_latency.items()}
     summary = {
+        "provenance": provenance(sys.argv, client),
         "dataset": args.dataset,
         "documents": len(docs),
         "queries": len(queries),
@@ -269,8 +269,6 @@ def main() -> None:
         },
         "exact_equals_scipy_top10": float(np.mean(agreement)),
         "exact_equals_scipy_top10_optimized": float(np.mean(optimized_agreement)),
-        "machine": machine(client),
-        "date": dt.date.today().isoformat(),
     }
     for title, table in (("as ingested", latency), ("one segment", optimized_latency)):
         print(f"\n{title}\n{'method':10} {'p50 ms':>9} {'p95 ms':>9} {'n':>6}")

@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import statistics
 import subprocess
 import sys
@@ -36,7 +35,7 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from benchlib import peak_rss_mib  # noqa: E402  (scripts/benchlib.py)
+from benchlib import peak_rss_mib, provenance  # noqa: E402  (scripts/benchlib.py)
 
 
 def _current_rss_mib() -> float:
@@ -190,22 +189,16 @@ def main() -> None:
                 f"{row['terms']:>8} {method:>7} {data['median_seconds']:>9.2f} "
                 f"{data['median_build_peak_mib']:>9.0f} {data['nnz']:>10}  {notes}"
             )
-    report = {
-        "machine": {
-            "cpus": os.cpu_count(),
-            "platform": platform.platform(),
-            "python": platform.python_version(),
-            "load_average_at_end": os.getloadavg(),
-        },
-        "results": results,
-    }
     Path(args.json).parent.mkdir(parents=True, exist_ok=True)
     existing = {}
     if Path(args.json).exists():
         existing = json.loads(Path(args.json).read_text())
     merged = {r["terms"]: r for r in existing.get("results", [])}
+    kept = set(merged) - {r["terms"] for r in results}
     merged.update({r["terms"]: r for r in results})
-    report["results"] = [merged[k] for k in sorted(merged)]
+    report = {"provenance": provenance(sys.argv), "results": [merged[k] for k in sorted(merged)]}
+    if kept:  # rows of an earlier run stay: say how that one was made
+        report["earlier_provenance"] = existing.get("provenance")
     Path(args.json).write_text(json.dumps(report, indent=2) + "\n")
     print(f"saved {args.json}")
 

@@ -1,16 +1,19 @@
-"""Pieces shared by the benchmark scripts: the plain-bulk baseline and the machine description."""
+"""Pieces shared by the benchmark scripts: the plain-bulk baseline, peak memory, provenance.
+
+Every script that writes a results file records :func:`provenance` in it, the block that
+``es-scm eval`` and ``es-scm tune`` write too (one implementation, in
+:mod:`es_scm.evaluation.provenance`).
+"""
 
 from __future__ import annotations
 
-import os
-import platform
 import resource
 import time
 from typing import Any
 
 from elasticsearch import Elasticsearch, helpers
 
-from es_scm.elastic.connection import cluster_version
+from es_scm.evaluation.provenance import provenance as package_provenance
 
 
 def plain_bulk(client: Elasticsearch, index: str, docs: list[dict], threads: int = 1) -> float:
@@ -56,44 +59,19 @@ def peak_rss_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def machine(client: Elasticsearch | None = None) -> dict[str, Any]:
-    """What the numbers were measured on."""
-    info: dict[str, Any] = {
-        "cpus": os.cpu_count(),
-        "platform": platform.platform(),
-        "python": platform.python_version(),
-        "load_average_at_end": os.getloadavg(),
-    }
-    if client is not None:
-        info["elasticsearch"] = cluster_version(client)
-    return info
-
-
 def provenance(argv: list[str], client: Elasticsearch | None = None) -> dict[str, Any]:
-    """How a results file was made: the command line, the git commit, the versions, the day."""
-    import subprocess
-    import sys
-    from importlib import metadata
+    """How a results file was made: :func:`es_scm.evaluation.provenance.provenance` of a script.
 
-    def git(*args: str) -> str:
-        try:
-            done = subprocess.run(["git", *args], capture_output=True, text=True, check=True)
-        except (OSError, subprocess.CalledProcessError):
-            return "unknown"
-        return done.stdout.strip()
+    Parameters
+    ----------
+    argv : list of str
+        The script's ``sys.argv``: recorded as ``python <argv>``.
+    client : Elasticsearch, optional
+        The cluster measured, whose version is recorded.
 
-    versions = {}
-    for package in ("es-scm", "numpy", "scipy", "elasticsearch", "gensim", "ir-measures"):
-        try:
-            versions[package] = metadata.version(package)
-        except metadata.PackageNotFoundError:
-            versions[package] = None
-    return {
-        "command": " ".join(["python", *argv]),
-        "git_commit": git("rev-parse", "HEAD"),
-        "uncommitted_changes": bool(git("status", "--porcelain", "--untracked-files=no")),
-        "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
-        "versions": versions,
-        "machine": machine(client),
-        "executable": sys.executable,
-    }
+    Returns
+    -------
+    dict
+        The block to write under ``"provenance"``, as ``es-scm eval`` and ``tune`` write it.
+    """
+    return package_provenance(["python", *argv], client)

@@ -18,7 +18,6 @@ Writes ``results/check_es_<version>.json``.
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import json
 import os
 import sys
@@ -28,6 +27,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 import elasticsearch  # noqa: E402
+from benchlib import provenance  # noqa: E402  (scripts/benchlib.py)
 
 from es_scm.elastic import SCMIndex, client_from_env  # noqa: E402
 from es_scm.evaluation.collections import read_cranfield  # noqa: E402
@@ -72,14 +72,12 @@ def main() -> None:
     node = LocalElasticsearch(version=args.version, port=args.port)
     url = node.start()
     try:
-        summary = check(url)
+        checked = check(url)
+        record = provenance(sys.argv, client_from_env(url))
     finally:
         node.stop()
-    summary.update(
-        version=args.version,
-        client=elasticsearch.__versionstr__,
-        date=dt.date.today().isoformat(),
-    )
+    summary = {"provenance": record, **checked}
+    summary.update(version=args.version, client=elasticsearch.__versionstr__)
     print(json.dumps(summary))
     out = args.json or REPO / "results" / f"check_es_{args.version}.json"
     Path(out).write_text(json.dumps(summary, indent=2) + "\n")

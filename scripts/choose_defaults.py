@@ -278,7 +278,7 @@ def main() -> None:
     started = time.perf_counter()
     results = {c.name: evaluate(client, c, args.configs) for c in collections}
     report = {
-        "provenance": provenance(sys.argv),
+        "provenance": provenance(sys.argv, client),
         "fusions": [f.describe() for f in FUSIONS],
         "collections": results,
         "seconds": round(time.perf_counter() - started),

@@ -16,8 +16,11 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import sys
 import time
 from pathlib import Path
+
+from benchlib import provenance  # scripts/benchlib.py
 
 from es_scm.evaluation import semeval, semeval_data
 from es_scm.evaluation.word2vec import train_word2vec
@@ -96,7 +99,8 @@ def main() -> None:
                 )
                 print(json.dumps(rows[-1]), flush=True)
     rows.sort(key=lambda row: -row["MAP"])
-    Path(args.json).write_text(json.dumps({"xml": args.xml, "rows": rows}, indent=1) + "\n")
+    report = {"provenance": provenance(sys.argv), "xml": args.xml, "rows": rows}
+    Path(args.json).write_text(json.dumps(report, indent=1) + "\n")
     for row in rows[:15]:
         print(
             f"{row['MAP']:6.2f} {row['AvgRec']:6.2f} {row['MRR']:6.2f}  "
@@ -118,7 +122,8 @@ def _tune_alpha(args: argparse.Namespace, questions: list) -> None:
         threshold=args.threshold[0],
         exponent=args.exponent[0],
     )
-    es_runs = semeval.elasticsearch_scores(client_from_env(), model, questions)
+    client = client_from_env()
+    es_runs = semeval.elasticsearch_scores(client, model, questions)
     rows = []
     for step in range(11):
         alpha = step / 10
@@ -141,9 +146,9 @@ def _tune_alpha(args: argparse.Namespace, questions: list) -> None:
         "threshold": args.threshold[0],
         "exponent": args.exponent[0],
     }
-    Path(args.json).write_text(
-        json.dumps({"xml": args.xml, "settings": settings, "rows": rows}, indent=1) + "\n"
-    )
+    report = {"provenance": provenance(sys.argv, client), "xml": args.xml}
+    report.update(settings=settings, rows=rows)
+    Path(args.json).write_text(json.dumps(report, indent=1) + "\n")
 
 
 def _embeddings(spec: str):

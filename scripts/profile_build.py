@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import cProfile
-import datetime as dt
 import json
 import os
 import pstats
@@ -30,6 +29,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+
+from benchlib import provenance  # noqa: E402  (scripts/benchlib.py)
 
 from es_scm.evaluation.collections import read_wikipedia_paragraphs  # noqa: E402
 from es_scm.model import SoftCosineModel  # noqa: E402
@@ -72,12 +73,12 @@ def main() -> None:
     profile.runcall(SoftCosineModel.build, texts, glove, min_df=2)
     phases = phase_seconds(profile)
     summary = {
+        "provenance": provenance(sys.argv),
         "documents": len(texts),
         "terms": len(model.terms),
         "build_seconds": wall,
         "profiled_phase_seconds": phases,
         "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-        "date": dt.date.today().isoformat(),
     }
     print(f"{len(texts)} paragraphs, {len(model.terms)} terms: build {wall:.1f} s")
     for phase, seconds in phases.items():

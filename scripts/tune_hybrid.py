@@ -19,7 +19,6 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import json
 import os
 import statistics
@@ -28,6 +27,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+
+from benchlib import provenance  # noqa: E402  (scripts/benchlib.py)
 
 from es_scm.elastic import client_from_env  # noqa: E402
 from es_scm.evaluation import semeval, semeval_data  # noqa: E402
@@ -109,6 +110,7 @@ def main() -> None:
     overall = {m: objective(m, {}) for m in configs}
     default = max(overall, key=overall.get)
     summary = {
+        "provenance": provenance(sys.argv, client),
         "configurations": configs,
         "semeval_train_part2_map": semeval_map,
         "semeval_train_part2_baselines": semeval_baselines,
@@ -125,7 +127,6 @@ def main() -> None:
             for c in per_query
         },
         "default": {"name": default, **configs[default]},
-        "date": dt.date.today().isoformat(),
     }
     Path(args.json).parent.mkdir(parents=True, exist_ok=True)
     Path(args.json).write_text(json.dumps(summary, indent=2) + "\n")

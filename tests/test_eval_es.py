@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import shlex
 import uuid
 
 import pytest
 
 from es_scm.cli import main
+from es_scm.elastic.connection import cluster_version
 
 pytestmark = pytest.mark.integration
 
@@ -38,6 +40,10 @@ def test_semeval_command_on_dev(shared_data, es_url, es_client, tmp_path, capsys
     assert round(methods["ir-baseline"]["MAP"], 2) == 71.35
     assert methods["es-scm"] == methods["scm"]
     per_question = json.loads(details.read_text())
+    made = per_question.pop("_provenance")  # how the file was made, beside the question ids
+    assert made == json.loads(summary.read_text())["provenance"]
+    assert made["command"].startswith("es-scm eval semeval --xml ")
+    assert made["versions"]["elasticsearch"] == cluster_version(es_client)
     assert len(per_question) == 50
     for qid, entry in per_question.items():
         local, remote = entry["methods"]["scm"], entry["methods"]["es-scm"]
@@ -52,17 +58,21 @@ def test_semeval_command_on_dev(shared_data, es_url, es_client, tmp_path, capsys
 def test_trec_command_on_a_few_cranfield_queries(shared_data, es_url, es_client, tmp_path, capsys):
     name = f"es-scm-test-eval-{uuid.uuid4().hex[:10]}"
     out = tmp_path / "trec.json"
-    status = main([
+    argv = [
         "eval", "trec", "--collection", "cranfield",
         "--docs", str(shared_data / "ir-collections/cranfield/cran.all.1400"),
         "--queries", str(shared_data / "ir-collections/cranfield/cran.qry"),
         "--qrels", str(shared_data / "ir-collections/cranfield/cranqrel"),
         "--es-url", es_url, "--index-name", name, "--max-queries", "5", "--depth", "20",
         "--json", str(out), "--quiet",
-    ])  # fmt: skip
+    ]  # fmt: skip
+    status = main(argv)
     assert status == 0
     assert _no_leftover(es_client, name)
-    report = json.loads(out.read_text())["collections"][0]
+    written = json.loads(out.read_text())
+    assert written["provenance"]["command"] == shlex.join(["es-scm", *argv])
+    assert written["provenance"]["versions"]["elasticsearch"] == cluster_version(es_client)
+    report = written["collections"][0]
     assert report["queries"] == 5
     for method in ("bm25", "scm", "bm25+scm"):
         assert set(report["methods"][method]) == {"AP", "nDCG@10", "R@100"}

@@ -84,6 +84,8 @@ def test_tune_finds_the_setting_that_beats_bm25_and_saves_its_model(
     ])  # fmt: skip
     assert status == 0
     report = json.loads(summary.read_text())
+    assert report["provenance"]["command"].startswith("es-scm tune --corpus ")
+    assert report["provenance"]["versions"]["elasticsearch"] is not None
     assert report["bm25"] == pytest.approx(0.5)
     best = f"scm embeddings={collection['vectors']},nonzero_limit=10"
     assert report["best"] == best

@@ -31,6 +31,7 @@ from es_scm.cli.options import (
     model_options,
     no_arguments,
     positive_int,
+    secrets,
 )
 from es_scm.cli.progress import progress_messages
 
@@ -229,6 +230,27 @@ def _settings(args: argparse.Namespace, model: Any, embeddings: Any) -> dict[str
     }
 
 
+def results_provenance(args: argparse.Namespace, client: Any = None) -> dict[str, Any]:
+    """How a results file of this command was made (:mod:`es_scm.evaluation.provenance`).
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed command line; ``main`` keeps the words it was given in ``command_line``.
+    client : Elasticsearch, optional
+        The cluster evaluated, whose version is recorded.
+
+    Returns
+    -------
+    dict
+        The block, its command ``es-scm <args>`` with any credential replaced by ``***``.
+    """
+    from es_scm.evaluation.provenance import provenance
+
+    command = getattr(args, "command_line", None) or ["es-scm", str(args.command)]
+    return provenance(command, client, secrets(args))
+
+
 def _effective_hybrid(args: argparse.Namespace, model: Any) -> dict[str, Any]:
     """The fusion hybrid search used: the options given, else the model's, else the defaults."""
     from es_scm.elastic.hybrid import hybrid_options
@@ -255,10 +277,11 @@ def run_semeval(args: argparse.Namespace) -> int:
     embeddings = _embeddings(args)
     model = semeval.build_model(questions, embeddings, **model_options(args))
     settings = {**_settings(args, model, embeddings), "xml": args.xml, "gold": args.gold}
+    client = None if args.no_es else client_from_args(args)
     report = semeval.run_all(
         questions,
         model,
-        client=None if args.no_es else client_from_args(args),
+        client=client,
         hybrids={"bm25+scm": hybrid_kwargs(args)},
         index_name=args.index_name,
         keep_index=args.keep_index,
@@ -266,10 +289,11 @@ def run_semeval(args: argparse.Namespace) -> int:
         text_analyzer=args.bm25_analyzer,
     )
     print(report.markdown())
+    made = results_provenance(args, client) if args.json or args.per_question else None
     if args.json:
-        report.write_json(args.json)
+        report.write_json(args.json, made)
     if args.per_question:
-        report.write_per_question(args.per_question)
+        report.write_per_question(args.per_question, made)
     return EXIT_OK
 
 
@@ -396,7 +420,10 @@ def _evaluate(args: argparse.Namespace, collections: list[Any]) -> int:
     for number, report in enumerate(reports):
         print(report.markdown(header=number == 0))
     if args.json:
-        payload = {"collections": [r.to_dict() for r in reports]}
+        payload = {
+            "provenance": results_provenance(args, client),
+            "collections": [r.to_dict() for r in reports],
+        }
         Path(args.json).write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
     return EXIT_OK
 

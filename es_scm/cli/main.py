@@ -109,6 +109,7 @@ def main(argv: list[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exit_:  # --help, --version, usage errors
         return exit_.code if isinstance(exit_.code, int) else EXIT_USAGE
+    args.command_line = ["es-scm", *(sys.argv[1:] if argv is None else argv)]  # for provenance
     verbose = bool(getattr(args, "verbose", False))
     _configure_logging(verbose)
     with redacted_stderr(secrets(args)):

@@ -15,6 +15,7 @@ from typing import Any
 
 from es_scm.cli.connection import client_from_args
 from es_scm.cli.errors import EXIT_OK, CLIError
+from es_scm.cli.evaluate import results_provenance
 from es_scm.cli.options import (
     Command,
     add_bm25_analyzer,
@@ -166,9 +167,10 @@ def run(args: argparse.Namespace) -> int:
         raise CLIError(f"--metric: {error}") from error
     collection = judged_collection_from_args(args)
     builder = _Builder(args, parser, collection.documents)
+    client = client_from_args(args)
     try:
         report = tune(
-            client_from_args(args),
+            client,
             collection,
             grid,
             builder,
@@ -183,7 +185,8 @@ def run(args: argparse.Namespace) -> int:
         raise CLIError(str(error)) from error
     print(report.markdown())
     if args.json:
-        Path(args.json).write_text(json.dumps(report.to_dict(), indent=2) + "\n")
+        written = {"provenance": results_provenance(args, client), **report.to_dict()}
+        Path(args.json).write_text(json.dumps(written, indent=2) + "\n")
     if args.out:
         best = {k: v for k, v in report.settings[report.best].items() if k in grid[0]}
         model = builder(best)

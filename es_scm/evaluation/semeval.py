@@ -233,11 +233,26 @@ class SemEvalReport:
             )
         return "\n".join(lines)
 
-    def write_json(self, path: str | Path) -> None:
-        Path(path).write_text(json.dumps(self.to_dict(), indent=2) + "\n", encoding="utf-8")
+    def write_json(self, path: str | Path, provenance: Mapping[str, Any] | None = None) -> None:
+        """Write :meth:`to_dict` as JSON, after ``provenance`` (:mod:`.provenance`) if given."""
+        from es_scm.evaluation.provenance import KEY
 
-    def write_per_question(self, path: str | Path) -> None:
-        Path(path).write_text(json.dumps(self.per_question, indent=1) + "\n", encoding="utf-8")
+        report = {KEY: dict(provenance)} if provenance is not None else {}
+        report.update(self.to_dict())
+        Path(path).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+
+    def write_per_question(
+        self, path: str | Path, provenance: Mapping[str, Any] | None = None
+    ) -> None:
+        """Write the questions' details as JSON keyed by question id.
+
+        ``provenance``, if given, is under ``"_provenance"``, a key no question id takes.
+        """
+        from es_scm.evaluation.provenance import KEYED_FILE_KEY
+
+        report = {KEYED_FILE_KEY: dict(provenance)} if provenance is not None else {}
+        report.update(self.per_question)
+        Path(path).write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
 
 
 def rankings_from_scores(
