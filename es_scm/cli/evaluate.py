@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from es_scm.cli.connection import client_from_args
+from es_scm.cli.connection import client_from_args, secrets
 from es_scm.cli.errors import EXIT_OK, EXIT_USAGE, CLIError
 from es_scm.cli.options import (
     Command,
@@ -31,7 +31,6 @@ from es_scm.cli.options import (
     model_options,
     no_arguments,
     positive_int,
-    secrets,
 )
 from es_scm.cli.progress import progress_messages
 
