@@ -8,7 +8,6 @@ tests leave a node stopped.
 
 from __future__ import annotations
 
-import logging
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -29,7 +28,6 @@ pytestmark = pytest.mark.integration
 PORT = port_from_env("ES_SCM_CLUSTER_TEST_PORT", offset=61)
 REPLICATED = "es-scm-test-cluster"
 UNREPLICATED = "es-scm-test-cluster-noreplica"
-RED = "es-scm-test-cluster-red"
 STOP_AFTER = 600  # documents read before a node is stopped
 K = 10
 N_QUERIES = 20
@@ -187,12 +185,13 @@ def test_exact_results_equal_those_of_a_single_node(
 def test_a_red_index_is_named_while_the_cluster_answers(cluster, client, model, documents, caplog):
     """A primary without a replica is lost in the middle of an ingestion: the run says that the
     index is red, while it waits and when it stops, not that Elasticsearch cannot be reached."""
-    index = SCMIndex(client, RED, model)
+    red = "es-scm-test-cluster-red"
+    index = SCMIndex(client, red, model)
     index.delete()
     index.create(shards=3, replicas=0)
-    client.cluster.health(index=RED, wait_for_status="green", timeout="60s")
+    client.cluster.health(index=red, wait_for_status="green", timeout="60s")
     master = master_position(cluster, client)
-    victim = next(n for n in primary_holders(cluster, client, RED) if n != master)
+    victim = next(n for n in primary_holders(cluster, client, red) if n != master)
 
     read = []
 
@@ -205,7 +204,7 @@ def test_a_red_index_is_named_while_the_cluster_answers(cluster, client, model, 
 
     try:
         with (
-            caplog.at_level(logging.WARNING, logger="es_scm"),
+            caplog.at_level("WARNING", logger="es_scm"),
             pytest.raises(IngestError) as stopped,
         ):
             index.index_documents(interrupted(), batch_size=100, retry_budget=15, refresh=False)
@@ -213,20 +212,20 @@ def test_a_red_index_is_named_while_the_cluster_answers(cluster, client, model, 
         cluster.start_node(victim)
     message = str(stopped.value)
     assert "\n" not in message
-    assert message.startswith(f"the index {RED!r} is red (1 primary shard(s) unassigned): ")
+    assert message.startswith(f"the index {red!r} is red (1 primary shard(s) unassigned): ")
     assert "primary shard is not active" in message
     assert "cannot reach" not in message
     assert "did not answer" not in message
     waits = [r.getMessage() for r in caplog.records if "retrying in" in r.getMessage()]
     assert waits, "no word while waiting"
-    assert any(wait.startswith(f"the index {RED!r} is red") for wait in waits), waits
+    assert any(wait.startswith(f"the index {red!r} is red") for wait in waits), waits
     report = stopped.value.report
     assert report.indexed >= STOP_AFTER - 2 * 100  # all but the batches in flight
     assert report.failed == 0  # waiting for a primary is not a document's failure
     # what reached the live shards in the stopped batches counts as indexed, the rest skipped
     assert report.indexed + report.skipped == len(read)
-    client.cluster.health(index=RED, wait_for_status="green", timeout="120s")
-    client.indices.refresh(index=RED)
+    client.cluster.health(index=red, wait_for_status="green", timeout="120s")
+    client.indices.refresh(index=red)
     assert index.count() == report.indexed
     index.delete()
 

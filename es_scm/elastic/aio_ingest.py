@@ -31,8 +31,15 @@ from typing import Any
 from elasticsearch import helpers
 
 from es_scm.documents import Document
-from es_scm.elastic.bulk_plan import BatchOutcome, BulkRequest, SendingStopped, Wait, bulk_results
-from es_scm.elastic.calls import Call, drive_async, execute
+from es_scm.elastic.bulk_plan import (
+    BatchOutcome,
+    BulkRequest,
+    SendingStopped,
+    Wait,
+    bulk_results,
+    one_call,
+)
+from es_scm.elastic.calls import Call, drive_async, run_async
 from es_scm.elastic.ingest import DocumentIngester, SeenIds, _Batch, settle_first
 from es_scm.elastic.ingest_report import IngestReport
 
@@ -112,7 +119,7 @@ class AsyncDocumentIngester(DocumentIngester):
                 raise SendingStopped("stopped")
             return None
         if isinstance(step, Call):
-            return await execute(self.client, step)
+            return await run_async(one_call(step), self.client)
         arguments = self.bulk_arguments(step)
         return bulk_results([result async for result in helpers.async_streaming_bulk(**arguments)])
 

@@ -47,6 +47,7 @@ __all__ = [
     "SendingStopped",
     "Wait",
     "bulk_results",
+    "one_call",
 ]
 
 logger = logging.getLogger(__name__)
@@ -249,6 +250,11 @@ class BulkPlan:
         unassigned = health.get("unassigned_primary_shards")
         state = f" ({unassigned} primary shard(s) unassigned)" if unassigned else ""
         return f"the index {self.index!r} is red{state}: {cause}"
+
+
+def one_call(call: Call) -> Generator[Call, Any, Any]:
+    """The plan of a single call (run by the ingesters with ``run_sync`` / ``run_async``)."""
+    return (yield call)
 
 
 def bulk_results(results: Iterable[tuple[bool, dict]]) -> Answers:

@@ -23,7 +23,6 @@ __all__ = [
     "Plan",
     "drive",
     "drive_async",
-    "execute",
     "run_async",
     "run_sync",
     "search_call",
@@ -56,11 +55,6 @@ def search_call(**kwargs: Any) -> Call:
 def _bound(client: Any, call: Call) -> Any:
     target = client.options(**call.options) if call.options else client
     return operator.attrgetter(call.method)(target)
-
-
-def execute(client: Any, call: Call) -> Any:
-    """Make one call: its response on a sync client, an awaitable of it on an asyncio one."""
-    return _bound(client, call)(**call.kwargs)
 
 
 def drive(plan: Generator[Any, Any, Any], execute: Callable[[Any], Any]) -> Any:

@@ -59,8 +59,9 @@ from es_scm.elastic.bulk_plan import (
     SendingStopped,
     Wait,
     bulk_results,
+    one_call,
 )
-from es_scm.elastic.calls import Call, drive, execute
+from es_scm.elastic.calls import Call, drive, run_sync
 from es_scm.elastic.ingest_report import IngestError, IngestInterrupted, IngestReport
 from es_scm.elastic.schema import EXPANSIONS, encode_documents, feature_keys
 from es_scm.model.soft_cosine import TokenCounts
@@ -363,7 +364,7 @@ class DocumentIngester:
                 raise SendingStopped("stopped")
             return None
         if isinstance(step, Call):
-            return execute(self.client, step)
+            return run_sync(one_call(step), self.client)
         return bulk_results(helpers.streaming_bulk(**self.bulk_arguments(step)))
 
     def bulk_arguments(self, request: BulkRequest) -> dict[str, Any]:
