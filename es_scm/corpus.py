@@ -26,7 +26,11 @@ A ``.gz`` suffix is decompressed on the fly (``corpus.jsonl.gz``). Everything st
 stays bounded by one document (one CSV record), whatever the corpus size.
 
 Bad input raises :class:`CorpusError` with a one-line message naming the file and line, e.g.
-``corpus.jsonl, line 7: invalid JSON (Expecting value: column 1)``.
+``corpus.jsonl, line 7: invalid JSON (Expecting value: column 1)``. With ``on_error="skip"``, a
+bad record (a line, a CSV row, a file of a directory) is yielded as an
+:class:`~es_scm.documents.InvalidRecord` instead (``where``: ``"corpus.jsonl, line 7"``, and the
+reason) and reading goes on; ingestion reports each as a failed document. What makes the whole
+corpus unreadable (no such file, a CSV header without the id column) raises in both modes.
 
 Examples
 --------
@@ -47,10 +51,11 @@ from collections.abc import Collection, Iterator
 from pathlib import Path
 from typing import IO, Any, NamedTuple
 
-from es_scm.documents import Document
+from es_scm.documents import Document, InvalidRecord, document_id
 
 __all__ = [
     "FORMATS",
+    "ON_ERROR",
     "CorpusError",
     "count_documents",
     "detect_format",
@@ -59,6 +64,7 @@ __all__ = [
 ]
 
 FORMATS = ("jsonl", "csv", "tsv", "dir", "lines")
+ON_ERROR = ("stop", "skip")  # a bad record raises CorpusError / is yielded as an InvalidRecord
 _SUFFIXES = {
     ".jsonl": "jsonl",
     ".ndjson": "jsonl",
@@ -106,6 +112,7 @@ def read_corpus(
     text_field: str = "text",
     title_field: str | None = "title",
     encoding: str = "utf-8",
+    on_error: str = "stop",
 ) -> Iterator[Document]:
     """Stream the documents of a corpus as :class:`~es_scm.documents.Document` records.
 
@@ -127,11 +134,16 @@ def read_corpus(
         searched), and the title stays in the metadata too. None or ``""``: no title.
     encoding : str
         The files' encoding (a UTF-8 byte-order mark is skipped).
+    on_error : {"stop", "skip"}
+        ``"stop"``: a bad record raises :class:`CorpusError`. ``"skip"``: it is yielded as an
+        :class:`~es_scm.documents.InvalidRecord` (where it is, and why it is bad) and the reading
+        goes on, so that ingestion indexes the good records and reports the bad ones.
 
     Yields
     ------
     Document
-        ``id`` (str), ``text`` (str) and ``metadata`` (the other fields).
+        ``id`` (str), ``text`` (str) and ``metadata`` (the other fields); with
+        ``on_error="skip"``, an :class:`~es_scm.documents.InvalidRecord` for each bad record.
 
     Raises
     ------
@@ -143,9 +155,23 @@ def read_corpus(
         codecs.lookup(encoding)
     except LookupError:
         raise CorpusError(f"unknown encoding {encoding!r} (e.g. utf-8, latin-1, cp1252)") from None
+    if on_error not in ON_ERROR:
+        raise CorpusError(f"unknown on_error {on_error!r}; choose from {', '.join(ON_ERROR)}")
     format = detect_format(path) if format is None else format
     if format not in FORMATS:
         raise CorpusError(f"unknown corpus format {format!r}; choose from {', '.join(FORMATS)}")
+    return _apply(_records(path, format, id_field, text_field, title_field, encoding), on_error)
+
+
+def _records(
+    path: Path,
+    format: str,
+    id_field: str,
+    text_field: str,
+    title_field: str | None,
+    encoding: str,
+) -> Iterator[Document | InvalidRecord]:
+    """The reader of ``format``: documents, and an InvalidRecord for each bad record."""
     if format == "dir":
         if not path.is_dir():
             raise CorpusError(f"{path}: not a directory (format 'dir')")
@@ -163,11 +189,21 @@ def read_corpus(
     return _read_lines(path, encoding)
 
 
+def _apply(records: Iterator[Document | InvalidRecord], on_error: str) -> Iterator[Any]:
+    """``on_error`` on the records: raise at the first bad one ("stop"), or pass it on."""
+    for record in records:
+        if isinstance(record, InvalidRecord) and on_error == "stop":
+            raise CorpusError(f"{record.where}: {record.reason}")
+        yield record
+
+
 def read_texts(
     path: str | os.PathLike[str], format: str | None = None, **kwargs: Any
 ) -> Iterator[str]:
-    """Stream only the texts of :func:`read_corpus` (same arguments)."""
-    return (document.text for document in read_corpus(path, format, **kwargs))
+    """Stream only the texts of :func:`read_corpus` (same arguments; with ``on_error="skip"``
+    the bad records are left out)."""
+    documents = read_corpus(path, format, **kwargs)
+    return (document.text for document in documents if isinstance(document, Document))
 
 
 def count_documents(path: str | os.PathLike[str], format: str | None = None) -> int | None:
@@ -204,13 +240,17 @@ def _open_text(path: Path, encoding: str) -> IO[str]:
     return io.TextIOWrapper(_open_binary(path), encoding=encoding, newline="")
 
 
-def _decode(raw: bytes, path: Path, number: int, encoding: str) -> str:
+class _BadRecord(Exception):
+    """A record that is not a document: the reader yields an InvalidRecord and reads on."""
+
+
+def _decode(raw: bytes, number: int, encoding: str) -> str:
     if number == 1 and encoding.lower().replace("_", "-") in ("utf-8", "utf8"):
         encoding = "utf-8-sig"
     try:
         return raw.decode(encoding)
     except UnicodeDecodeError as error:
-        raise CorpusError(f"{path}, line {number}: not valid {encoding} ({error.reason})") from None
+        raise _BadRecord(f"not valid {encoding} ({error.reason})") from None
 
 
 def _binary_lines(path: Path) -> Iterator[tuple[int, bytes]]:
@@ -250,39 +290,37 @@ def _with_metadata(
     return Document(doc_id, text, metadata)
 
 
-def _read_jsonl(path: Path, names: _Fields, encoding: str) -> Iterator[Document]:
-    text_field = names.text
+def _read_jsonl(path: Path, names: _Fields, encoding: str) -> Iterator[Document | InvalidRecord]:
     for number, raw in _binary_lines(path):
-        line = _decode(raw, path, number, encoding)
-        if not line.strip():
-            continue
         try:
-            record = json.loads(line)
-        except json.JSONDecodeError as error:
-            raise CorpusError(
-                f"{path}, line {number}: invalid JSON ({error.msg}: column {error.colno})"
-            ) from None
-        if not isinstance(record, dict):
-            raise CorpusError(
-                f"{path}, line {number}: expected a JSON object, got {type(record).__name__}"
-            )
-        if text_field not in record:
-            raise CorpusError(
-                f"{path}, line {number}: missing text field {text_field!r} (use --text-field)"
-            )
-        text = record[text_field]
-        if not isinstance(text, str):
-            raise CorpusError(
-                f"{path}, line {number}: text field {text_field!r} must be a string, "
-                f"got {type(text).__name__}"
-            )
-        id_field = names.id_of(record)
-        doc_id = record.get(id_field)
-        if doc_id is None or doc_id == "" or isinstance(doc_id, (dict, list, bool)):
-            raise CorpusError(
-                f"{path}, line {number}: missing id field {id_field!r} (use --id-field)"
-            )
-        yield _with_metadata(str(doc_id), text, record, (id_field, text_field), names.title)
+            line = _decode(raw, number, encoding)
+            if line.strip():
+                yield _jsonl_document(line, names)
+        except _BadRecord as bad:
+            yield InvalidRecord(f"{path}, line {number}", str(bad))
+
+
+def _jsonl_document(line: str, names: _Fields) -> Document:
+    text_field = names.text
+    try:
+        record = json.loads(line)
+    except json.JSONDecodeError as error:
+        raise _BadRecord(f"invalid JSON ({error.msg}: column {error.colno})") from None
+    if not isinstance(record, dict):
+        raise _BadRecord(f"expected a JSON object, got {type(record).__name__}")
+    if text_field not in record:
+        raise _BadRecord(f"missing text field {text_field!r} (use --text-field)")
+    text = record[text_field]
+    if not isinstance(text, str):
+        raise _BadRecord(f"text field {text_field!r} must be a string, got {type(text).__name__}")
+    id_field = names.id_of(record)
+    if record.get(id_field) is None:
+        raise _BadRecord(f"missing id field {id_field!r} (use --id-field)")
+    try:
+        doc_id = document_id(record[id_field])
+    except ValueError as error:
+        raise _BadRecord(f"id field {id_field!r}: {error}") from None
+    return _with_metadata(doc_id, text, record, (id_field, text_field), names.title)
 
 
 def _raise_csv_field_limit() -> None:
@@ -297,10 +335,9 @@ def _raise_csv_field_limit() -> None:
 
 def _read_delimited(
     path: Path, delimiter: str, names: _Fields, encoding: str
-) -> Iterator[Document]:
+) -> Iterator[Document | InvalidRecord]:
     _raise_csv_field_limit()
     kind = "TSV" if delimiter == "\t" else "CSV"
-    start = 1
     try:
         with _open_text(path, encoding) as stream:
             # strict: a stray quote is an error with its line, never two records merged
@@ -317,30 +354,48 @@ def _read_delimited(
                         f"({', '.join(columns)}); use {option}"
                     )
             id_at, text_at = columns.index(id_field), columns.index(text_field)
-            start = reader.line_num + 1
-            for row in reader:
-                if not row or (len(row) == 1 and not row[0].strip()):
-                    start = reader.line_num + 1
+            for start, row in _csv_rows(reader):
+                where = f"{path}, line {start}"
+                if isinstance(row, csv.Error):
+                    yield InvalidRecord(where, _csv_reason(kind, row))
+                elif not row or (len(row) == 1 and not row[0].strip()):
                     continue
-                if len(row) != len(columns):
-                    raise CorpusError(
-                        f"{path}, line {start}: expected {len(columns)} fields, got {len(row)}"
-                    )
-                if not row[id_at]:
-                    raise CorpusError(f"{path}, line {start}: empty id column {id_field!r}")
-                fields = dict(zip(columns, row, strict=True))
-                skip = (id_field, text_field)
-                yield _with_metadata(row[id_at], row[text_at], fields, skip, names.title)
-                start = reader.line_num + 1
+                elif len(row) != len(columns):
+                    yield InvalidRecord(where, f"expected {len(columns)} fields, got {len(row)}")
+                elif not row[id_at]:
+                    yield InvalidRecord(where, f"empty id column {id_field!r}")
+                else:
+                    fields = dict(zip(columns, row, strict=True))
+                    skip = (id_field, text_field)
+                    yield _with_metadata(row[id_at], row[text_at], fields, skip, names.title)
     except UnicodeDecodeError as error:
         raise CorpusError(f"{path}: not valid {encoding} ({error.reason})") from None
-    except csv.Error as error:
-        raise CorpusError(
-            f"{path}, line {start}: bad {kind} ({error}); a quote that opens a field on this line "
-            "is not closed where the field ends"
-        ) from None
+    except csv.Error as error:  # in the header
+        raise CorpusError(f"{path}, line 1: {_csv_reason(kind, error)}") from None
     except (OSError, EOFError) as error:
         raise CorpusError(f"{path}: cannot read ({error})") from None
+
+
+def _csv_rows(reader: Any) -> Iterator[tuple[int, list[str] | csv.Error]]:
+    """(first line, row) of each record; a record the csv module cannot parse comes as its error
+    (the reader goes on at the next line)."""
+    while True:
+        start = reader.line_num + 1
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as error:
+            yield start, error
+            continue
+        yield start, row
+
+
+def _csv_reason(kind: str, error: csv.Error) -> str:
+    return (
+        f"bad {kind} ({error}); a quote that opens a field on this line is not closed where the "
+        "field ends"
+    )
 
 
 def _walk_txt(root: Path) -> Iterator[Path]:
@@ -351,20 +406,25 @@ def _walk_txt(root: Path) -> Iterator[Path]:
                 yield Path(folder) / name
 
 
-def _read_directory(root: Path, encoding: str) -> Iterator[Document]:
+def _read_directory(root: Path, encoding: str) -> Iterator[Document | InvalidRecord]:
     for file in _walk_txt(root):
         relative = file.relative_to(root).with_suffix("").as_posix()
         try:
             text = file.read_bytes().decode(encoding)
         except UnicodeDecodeError as error:
-            raise CorpusError(f"{file}: not valid {encoding} ({error.reason})") from None
+            yield InvalidRecord(str(file), f"not valid {encoding} ({error.reason})")
         except OSError as error:
-            raise CorpusError(f"{file}: cannot read ({error.strerror or error})") from None
-        yield Document(relative, text.removeprefix("\ufeff"))
+            yield InvalidRecord(str(file), f"cannot read ({error.strerror or error})")
+        else:
+            yield Document(relative, text.removeprefix("\ufeff"))
 
 
-def _read_lines(path: Path, encoding: str) -> Iterator[Document]:
+def _read_lines(path: Path, encoding: str) -> Iterator[Document | InvalidRecord]:
     for number, raw in _binary_lines(path):
-        line = _decode(raw, path, number, encoding).rstrip("\r\n")
+        try:
+            line = _decode(raw, number, encoding).rstrip("\r\n")
+        except _BadRecord as bad:
+            yield InvalidRecord(f"{path}, line {number}", str(bad))
+            continue
         if line.strip():
             yield Document(str(number), line)

@@ -3,17 +3,25 @@
 A :class:`Document` is an id, a text and the caller's other fields (metadata). The corpus readers
 (:mod:`es_scm.corpus`) yield them, and ingestion (:mod:`es_scm.elastic.ingest`) takes them, or
 plain mappings ``{"id": ..., "text": ..., **metadata}`` that :meth:`Document.from_mapping`
-checks once, in this one place.
+checks once, in this one place. Ids are checked by :func:`document_id` (for the corpus readers
+too), and a record that could not be read is an :class:`InvalidRecord`, kept so that ingestion
+reports it.
 """
 
 from __future__ import annotations
 
+import math
 import numbers
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import Any
 
-__all__ = ["Document", "as_document"]
+import numpy as np
+
+__all__ = ["Document", "InvalidRecord", "as_document", "document_id", "metadata_problem"]
+
+ID_RULE = "the id must be a non-empty string or an integer"
 
 
 @dataclass(frozen=True)
@@ -37,7 +45,8 @@ class Document:
 
     def __post_init__(self) -> None:
         if not isinstance(self.id, str) or not self.id:
-            raise ValueError(f"a document id must be a non-empty string, got {self.id!r}")
+            kind = type(self.id).__name__
+            raise ValueError(f"a document id must be a non-empty string, got {self.id!r} ({kind})")
         if not isinstance(self.text, str):
             raise ValueError(f"document {self.id!r}: text must be a string, got {self.text!r}")
 
@@ -52,16 +61,17 @@ class Document:
         ------
         ValueError
             When the record is not a mapping, its id is missing, empty or neither a string nor
-            an integer, or its text is not a string.
+            an integer (:func:`document_id`), or its text is not a string.
         """
         where = f"document #{position}" if position is not None else "a document"
         if not isinstance(record, Mapping):
             raise ValueError(f"{where} must be a mapping with 'id' and 'text', got {record!r}")
-        doc_id = record.get("id")
-        if isinstance(doc_id, numbers.Integral) and not isinstance(doc_id, bool):
-            doc_id = str(int(doc_id))
-        if not isinstance(doc_id, str) or not doc_id:
-            raise ValueError(f"{where} needs an 'id' (a non-empty string), got {doc_id!r}")
+        if record.get("id") is None:
+            raise ValueError(f"{where} needs an 'id' (a non-empty string or an integer)")
+        try:
+            doc_id = document_id(record["id"])
+        except ValueError as error:
+            raise ValueError(f"{where}: {error}") from None
         text = record.get("text")
         if not isinstance(text, str):
             raise ValueError(f"document {doc_id!r} needs a 'text' string, got {text!r}")
@@ -71,6 +81,101 @@ class Document:
     def to_dict(self) -> dict[str, Any]:
         """``{"id", "text", **metadata}``."""
         return {"id": self.id, "text": self.text, **self.metadata}
+
+
+@dataclass(frozen=True)
+class InvalidRecord:
+    """A record of the input that is not a document, read on so that the others are not lost.
+
+    The corpus readers yield one for each bad record with ``on_error="skip"``
+    (:func:`es_scm.corpus.read_corpus`); ingestion counts it as a failed document named by
+    ``where`` (``"corpus.jsonl, line 7"``) with its ``reason``.
+    """
+
+    where: str
+    reason: str
+
+
+def document_id(value: Any) -> str:
+    """The document id of ``value``: a non-empty string, or an integer written in decimal.
+
+    Raises
+    ------
+    ValueError
+        For anything else (a bool, a float such as ``4.5``, a list, ``""``), naming the value and
+        its type.
+    """
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+        return str(int(value))
+    if isinstance(value, str) and value:
+        return value
+    raise ValueError(f"{ID_RULE}, got {value!r} ({type(value).__name__})")
+
+
+def metadata_problem(
+    metadata: Mapping[str, Any], serializable: Callable[[Any], bool] | None = None
+) -> str | None:
+    """Why JSON cannot hold ``metadata`` as it is, naming the first field it cannot; or None.
+
+    NaN and ±Infinity are refused: a serializer writes them as ``NaN`` (not JSON) or ``null``
+    (the value is lost). Keys must be strings. A value of a type other than str, int, float,
+    bool, None, list, tuple and mapping must pass ``serializable`` (the Elasticsearch client's
+    serializer also writes dates, UUIDs, Decimals and NumPy values); without it, it passes.
+    """
+    stack: list[tuple[str, Any]] = [("", metadata)]
+    while stack:
+        path, value = stack.pop()
+        problem = _value_problem(path, value, serializable)
+        if problem is not None:
+            return problem
+        stack.extend(reversed(_children(path, value)))
+    return None
+
+
+_PLAIN = (str, bool, type(None))
+_JSON_INTEGERS = range(-(2**63), 2**64)  # what every JSON serializer of the client writes
+
+
+def _children(path: str, value: Any) -> list[tuple[str, Any]]:
+    if isinstance(value, Mapping):
+        return [(f"{path}.{key}" if path else key, item) for key, item in value.items()]
+    if isinstance(value, (list, tuple)):
+        return [(f"{path}[{n}]", item) for n, item in enumerate(value)]
+    return []
+
+
+def _value_problem(path: str, value: Any, serializable: Callable[[Any], bool] | None) -> str | None:
+    field = f"metadata field {path!r}" if path else "metadata"
+    if isinstance(value, (_PLAIN, list, tuple)):
+        return None
+    if isinstance(value, Mapping):
+        keys = [key for key in value if not isinstance(key, str)]
+        if keys:
+            return f"{field} has a key {keys[0]!r} ({type(keys[0]).__name__}); keys must be strings"
+        return None
+    if isinstance(value, (float, np.floating, Decimal)) and not _finite(value):
+        name = "NaN" if _isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+        return f"{field} is {name}, which JSON cannot hold (use null or a string)"
+    if isinstance(value, np.ndarray) and value.dtype.kind in "fc" and not np.isfinite(value).all():
+        return f"{field} holds NaN or Infinity, which JSON cannot hold (use null or a string)"
+    if isinstance(value, int) and value in _JSON_INTEGERS:
+        return None
+    if isinstance(value, (float, np.floating, Decimal)) or serializable is None:
+        return None
+    if serializable(value):
+        return None
+    return (
+        f"{field} holds a value of type {type(value).__name__}, which is not JSON (use a "
+        "string, number, boolean, null, list or object)"
+    )
+
+
+def _finite(value: float | np.floating | Decimal) -> bool:
+    return value.is_finite() if isinstance(value, Decimal) else math.isfinite(value)
+
+
+def _isnan(value: float | np.floating | Decimal) -> bool:
+    return value.is_nan() if isinstance(value, Decimal) else math.isnan(value)
 
 
 def as_document(item: Document | Mapping[str, Any], position: int | None = None) -> Document:

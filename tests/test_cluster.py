@@ -193,6 +193,8 @@ def test_ingestion_survives_the_master_stopping_midway(cluster, client, model, d
     else:
         assert report.ok, (report.summary(), report.failures[:3])
         assert report.indexed == len(documents)
+    # A new index and unique ids: every document indexed was created, retried writes too.
+    assert (report.created, report.updated) == (report.indexed, 0), report.summary()
 
     client.cluster.health(index=REPLICATED, wait_for_status="green", timeout="120s")
     rerun = index.index_documents(documents, batch_size=500)
@@ -219,6 +221,54 @@ def test_exact_results_equal_those_of_a_single_node(
         assert expected.exact_guarantee
         assert found.ids() == expected.ids(), query
         assert [h.score for h in found] == pytest.approx([h.score for h in expected], rel=1e-12)
+
+
+def test_a_red_index_is_named_while_the_cluster_answers(cluster, client, model, documents, caplog):
+    """A primary without a replica is lost in the middle of an ingestion: the run says that the
+    index is red, while it waits and when it stops, not that Elasticsearch cannot be reached."""
+    red = "es-scm-test-cluster-red"
+    index = SCMIndex(client, red, model)
+    index.delete()
+    index.create(shards=3, replicas=0)
+    client.cluster.health(index=red, wait_for_status="green", timeout="60s")
+    master = master_position(cluster, client)
+    victim = next(n for n in primary_holders(cluster, client, red) if n != master)
+
+    read = []
+
+    def interrupted() -> Iterator[dict]:
+        for n, document in enumerate(documents):
+            if n == STOP_AFTER:
+                assert cluster.stop_node(victim)
+            read.append(document["id"])
+            yield document
+
+    try:
+        with (
+            caplog.at_level("WARNING", logger="es_scm"),
+            pytest.raises(IngestError) as stopped,
+        ):
+            index.index_documents(interrupted(), batch_size=100, retry_budget=15, refresh=False)
+    finally:
+        cluster.start_node(victim)
+    message = str(stopped.value)
+    assert "\n" not in message
+    assert message.startswith(f"the index {red!r} is red (1 primary shard(s) unassigned): ")
+    assert "primary shard is not active" in message
+    assert "cannot reach" not in message
+    assert "did not answer" not in message
+    waits = [r.getMessage() for r in caplog.records if "retrying in" in r.getMessage()]
+    assert waits, "no word while waiting"
+    assert any(wait.startswith(f"the index {red!r} is red") for wait in waits), waits
+    report = stopped.value.report
+    assert report.indexed >= STOP_AFTER - 2 * 100  # all but the batches in flight
+    assert report.failed == 0  # waiting for a primary is not a document's failure
+    # what reached the live shards in the stopped batches counts as indexed, the rest skipped
+    assert report.indexed + report.skipped == len(read)
+    client.cluster.health(index=red, wait_for_status="green", timeout="120s")
+    client.indices.refresh(index=red)
+    assert index.count() == report.indexed
+    index.delete()
 
 
 def test_searches_keep_answering_while_a_node_stops(cluster, model, queries, unreplicated):

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from es_scm.corpus import CorpusError, count_documents, detect_format, read_corpus, read_texts
-from es_scm.documents import Document
+from es_scm.documents import Document, InvalidRecord
 
 
 def records(documents) -> list[dict]:
@@ -220,3 +220,30 @@ def test_csv_and_tsv_titles_and_beir_id_columns(tmp_path: Path) -> None:
     assert list(read_texts(path, title_field=None)) == ["body"]
     # the text column itself is never prepended to itself
     assert list(read_texts(path, text_field="title")) == ["A, title"]
+
+
+def test_on_error_skip_yields_each_bad_record_and_reads_on(tmp_path: Path) -> None:
+    csv_path = _write(
+        tmp_path / "c.csv", 'id,text\n1,ok\n2,"bad"x\n3,fine\n,no id\n4,a,b\n5,last\n'
+    )
+    lines = tmp_path / "c.txt"
+    lines.write_bytes(b"first\n\xff\xfe bad\nthird\n")
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "a.txt").write_text("fine", encoding="utf-8")
+    (folder / "b.txt").write_bytes(b"\xff\xfe")
+    expected = {
+        csv_path: (["1", "3", "5"], [f"{csv_path}, line {n}" for n in (3, 5, 6)]),
+        lines: (["1", "3"], [f"{lines}, line 2"]),
+        folder: (["a"], [str(folder / "b.txt")]),
+    }
+    for path, (ids, bad) in expected.items():
+        read = list(read_corpus(path, on_error="skip"))
+        assert [r.id for r in read if isinstance(r, Document)] == ids
+        assert [r.where for r in read if isinstance(r, InvalidRecord)] == bad
+        assert all(r.reason for r in read if isinstance(r, InvalidRecord))
+        with pytest.raises(CorpusError, match=f"^{bad[0]}: "):
+            list(read_corpus(path))
+    assert list(read_texts(csv_path, on_error="skip")) == ["ok", "fine", "last"]
+    with pytest.raises(CorpusError, match="unknown on_error 'ignore'"):
+        read_corpus(csv_path, on_error="ignore")

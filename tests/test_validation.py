@@ -102,9 +102,10 @@ def test_documents_from_mappings() -> None:
     ("record", "message"),
     [
         ({"text": "no id"}, "document #3 needs an 'id'"),
-        ({"id": "", "text": "t"}, "needs an 'id'"),
-        ({"id": True, "text": "t"}, "got True"),
-        ({"id": {"a": 1}, "text": "t"}, "needs an 'id'"),
+        ({"id": "", "text": "t"}, r"#3: the id must be .* got '' \(str\)"),
+        ({"id": True, "text": "t"}, r"got True \(bool\)"),
+        ({"id": 4.5, "text": "t"}, r"got 4.5 \(float\)"),
+        ({"id": {"a": 1}, "text": "t"}, r"got \{'a': 1\} \(dict\)"),
         ({"id": "x"}, "document 'x' needs a 'text' string"),
         (["id", "text"], "document #3 must be a mapping"),
     ],

@@ -26,6 +26,7 @@ from es_scm.cli.options import (
     progress_bar,
     read_documents,
 )
+from es_scm.corpus import ON_ERROR
 from es_scm.defaults import EXPANSIONS
 from es_scm.validation import Interval, Text, argparse_type
 
@@ -51,6 +52,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "(a model swap without downtime); the old index is deleted unless --keep-old",
     )
     add_corpus_options(parser)
+    parser.add_argument(
+        "--on-error",
+        choices=ON_ERROR,
+        default="stop",
+        help="a corpus record that cannot be read (invalid JSON, no text, a bad id such as true "
+        "or 4.5): stop there, naming its file and line (default), or skip it and go on; skipped "
+        "records count as failed documents, listed by file and line (exit status 3)",
+    )
     schema = parser.add_argument_group("schema of a new index")
     schema.add_argument(
         "--text-analyzer",
@@ -111,8 +120,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=argparse_type(Interval(float, 0.0, None), float),
         default=60.0,
         metavar="S",
-        help="seconds to keep retrying a cluster that cannot be reached before stopping "
-        "(default 60)",
+        help="seconds to keep retrying a batch when the cluster cannot be reached or the index "
+        "has shards without a primary (red), counted from the batch's first failure, before "
+        "stopping (default 60); each try says why it waits",
     )
     parser.add_argument(
         "--recreate",
@@ -134,7 +144,7 @@ def run(args: argparse.Namespace) -> int:
     _check_combinations(args)
     model = load_model(args.model)
     metadata_mapping = read_metadata_mapping(args.metadata_mapping)
-    documents = read_documents(args)
+    documents = read_documents(args, on_error=args.on_error)
     total = count_documents(args.corpus, args.format)
     client = client_from_args(args)
     if args.alias:
@@ -344,7 +354,17 @@ def _print_report(name: str, state: str, report: IngestReport) -> None:
     if report.failed:
         print(f"{report.failed} document(s) failed; the first:", file=sys.stderr)
         for doc_id, reason in report.failures[:MAX_FAILURES_SHOWN]:
-            print(f"  {shorten(doc_id, 60)}: {shorten(reason, 200)}", file=sys.stderr)
+            print(f"  {_name(doc_id)}: {shorten(reason, 200)}", file=sys.stderr)
+
+
+def _name(doc_id: str, width: int = 120) -> str:
+    """A failed document's id, or where a bad record was read (cut in the middle: the line
+    number at the end stays)."""
+    doc_id = " ".join(doc_id.split())
+    if len(doc_id) <= width:
+        return doc_id
+    half = (width - 1) // 2
+    return f"{doc_id[:half]}…{doc_id[-half:]}"
 
 
 def _stopped_message(error: IngestError, report: IngestReport) -> str:

@@ -123,8 +123,9 @@ def add_corpus_options(
     group.add_argument("--encoding", default="utf-8", help="the corpus encoding (default utf-8)")
 
 
-def read_documents(args: argparse.Namespace) -> Iterator[Document]:
-    """The corpus of ``--corpus`` as a stream of documents."""
+def read_documents(args: argparse.Namespace, on_error: str = "stop") -> Iterator[Document]:
+    """The corpus of ``--corpus`` as a stream of documents (and, with ``on_error="skip"``, of
+    :class:`~es_scm.documents.InvalidRecord` for its bad records)."""
     from es_scm.corpus import read_corpus
 
     return read_corpus(
@@ -134,6 +135,7 @@ def read_documents(args: argparse.Namespace) -> Iterator[Document]:
         text_field=args.text_field,
         title_field=args.title_field or None,
         encoding=args.encoding,
+        on_error=on_error,
     )
 
 

@@ -2,8 +2,9 @@
 
 :class:`AsyncDocumentIngester` checks, vectorizes and accounts for documents exactly as
 :class:`~es_scm.elastic.ingest.DocumentIngester` does (same :class:`IngestReport`), and sends the
-same sending plan (:meth:`~es_scm.elastic.ingest.DocumentIngester._send_plan`: the split of
-rejected requests, the retry budget of a lost cluster). What differs is how:
+same sending plan (:class:`~es_scm.elastic.bulk_plan.BulkPlan`: the lookup of the ids, the split
+of rejected requests, the retry budget of a lost cluster or a red index), and sends a batch that
+repeats an id of a batch in flight only once that one is done. What differs is how:
 
 * bulk requests go through the official client's ``helpers.async_streaming_bulk``, with its
   ``retry_on_status`` and doubling backoff;
@@ -30,17 +31,16 @@ from typing import Any
 from elasticsearch import helpers
 
 from es_scm.documents import Document
-from es_scm.elastic.calls import drive_async
-from es_scm.elastic.ingest import (
+from es_scm.elastic.bulk_plan import (
+    BatchOutcome,
     BulkRequest,
-    DocumentIngester,
-    SeenIds,
+    SendingStopped,
     Wait,
-    _Batch,
-    _Outcome,
-    _outcome,
-    _Stop,
+    bulk_results,
+    one_call,
 )
+from es_scm.elastic.calls import Call, drive_async, run_async
+from es_scm.elastic.ingest import DocumentIngester, SeenIds, _Batch, settle_first
 from es_scm.elastic.ingest_report import IngestReport
 
 __all__ = ["AsyncDocumentIngester", "Documents"]
@@ -81,6 +81,8 @@ class AsyncDocumentIngester(DocumentIngester):
                 if not batch:
                     break
                 prepared = await asyncio.to_thread(self._prepare, batch, positions, seen, report)
+                for _ in range(settle_first(in_flight, prepared)):
+                    await self._settle(*in_flight.pop(0), report, progress)
                 while len(in_flight) >= self.concurrency:
                     await self._settle(*in_flight.pop(0), report, progress)
                 sending = asyncio.create_task(self._send_async(prepared.actions))
@@ -105,19 +107,21 @@ class AsyncDocumentIngester(DocumentIngester):
         await asyncio.wait({sending})
         self._account(sending, batch, report, progress)  # type: ignore[arg-type]
 
-    async def _send_async(self, actions: list[dict]) -> _Outcome:
+    async def _send_async(self, actions: list[dict]) -> BatchOutcome:
         """Bulk ``actions``: the sending plan, run with the asyncio client."""
-        return await drive_async(self._send_plan(actions), self._step_async)
+        return await drive_async(self._plan.send(actions), self._step_async)
 
-    async def _step_async(self, step: BulkRequest | Wait) -> _Outcome | None:
+    async def _step_async(self, step: BulkRequest | Wait | Call) -> Any:
         """Carry out one step of the sending plan."""
         if isinstance(step, Wait):
             await asyncio.sleep(step.seconds)
             if self._stop.is_set():
-                raise _Stop("stopped")
+                raise SendingStopped("stopped")
             return None
+        if isinstance(step, Call):
+            return await run_async(one_call(step), self.client)
         arguments = self.bulk_arguments(step)
-        return _outcome([result async for result in helpers.async_streaming_bulk(**arguments)])
+        return bulk_results([result async for result in helpers.async_streaming_bulk(**arguments)])
 
 
 async def _batches(documents: Documents, size: int) -> AsyncIterator[list]:

@@ -248,7 +248,7 @@ class SCMIndex:
         ``documents`` are :class:`~es_scm.documents.Document` records or mappings
         ``{"id", "text", **metadata}``. The index is created if missing (``create=True``) and
         checked against the model once per :class:`SCMIndex`. ``concurrency`` bulk requests are
-        in flight at once; a lost cluster is waited for ``retry_budget`` seconds in all (see
+        in flight at once; a lost cluster or a red index is waited for ``retry_budget`` seconds (see
         :class:`~es_scm.elastic.ingest.DocumentIngester`). The report ends with the count the
         index holds; a refresh or count that Elasticsearch refuses is a warning, not an error.
 

@@ -8,20 +8,26 @@ document weighting gives Wy, the term-similarity layer normalizes it to y' = Wy/
 
 Every document gets an outcome (:class:`IngestReport`):
 
-* A document that cannot be indexed — not a valid record, an id over Elasticsearch's 512 bytes,
-  metadata that is not JSON, a field Elasticsearch rejects — fails alone, with its reason; the
-  others of its batch are indexed. (A batch that Elasticsearch or the serializer rejects as a
-  whole is split in halves until the bad documents are isolated.)
-* A rejection with a retryable status (429, 502, 503, 504), of the whole request or of single
-  documents, is retried by the official client's ``helpers.streaming_bulk`` (``max_retries``,
-  waits doubling from ``initial_backoff`` up to ``max_backoff``).
-* A lost connection is waited out for at most ``retry_budget`` seconds in all (polling the
-  cluster with a doubling wait, and saying so in the log); then the run stops with
-  :class:`IngestError`, whose ``report`` counts what was indexed, failed and skipped. So does a
-  disk that Elasticsearch has filled to its flood-stage watermark, and an input stream that
-  raises. Ctrl-C stops within a second with :class:`IngestInterrupted`, which carries the report.
-* Ids make writes idempotent: a rerun overwrites (``updated``) instead of duplicating, and an id
-  seen twice in one run is counted as a duplicate (the later document wins).
+* A document that cannot be indexed — not a valid record, a corpus record skipped as bad
+  (:class:`~es_scm.documents.InvalidRecord`, named by its file and line), an id over
+  Elasticsearch's 512 bytes, metadata that JSON cannot hold (NaN, ±Infinity, a set; named by
+  its field, :func:`~es_scm.documents.metadata_problem`), a field Elasticsearch rejects — fails
+  alone, with its reason; the others of its batch are indexed.
+* A batch is sent by the plan of :mod:`es_scm.elastic.bulk_plan`: rejections with 429, 502 or
+  504 are retried by the official client's ``helpers.streaming_bulk`` (``max_retries``, waits
+  doubling from ``initial_backoff`` up to ``max_backoff``); a cluster that cannot be reached and
+  shards without a primary (a red index) are waited out for ``retry_budget`` seconds of wall
+  clock from the batch's first failure, with a warning naming the cause at each try; then the
+  run stops with :class:`IngestError`, whose ``report`` counts what was indexed, failed and
+  skipped. So does a disk that Elasticsearch has filled to its flood-stage watermark, and an
+  input stream that raises. Ctrl-C stops within a second with :class:`IngestInterrupted`, which
+  carries the report.
+* Ids make writes idempotent: a rerun overwrites (``updated``) instead of duplicating. A
+  document is counted ``created`` when the index did not hold its id before this run wrote it,
+  even when a retried write was answered ``updated``.
+* An id seen twice in one run is counted as a duplicate, and the later document wins, always:
+  a batch that repeats an id of a batch still in flight is sent only once that batch is done
+  (within a request, Elasticsearch applies the documents in order).
 
 The report also counts the documents' tokens that are terms (not stop words) and those of them
 that the model does not know, and warns when that share is far above the share the model's own
@@ -35,17 +41,27 @@ import logging
 import queue
 import threading
 import time
-from collections.abc import Callable, Generator, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from elasticsearch import ApiError, Elasticsearch, SerializationError, TransportError, helpers
+from elasticsearch import Elasticsearch, helpers
 
-from es_scm.documents import Document, as_document
-from es_scm.elastic.calls import drive
-from es_scm.elastic.connection import error_reason
+from es_scm.documents import Document, InvalidRecord, as_document, metadata_problem
+from es_scm.elastic.bulk_plan import (
+    BULK_RETRIED_STATUSES,
+    SHARD_WAIT,
+    BatchOutcome,
+    BulkPlan,
+    BulkRequest,
+    SendingStopped,
+    Wait,
+    bulk_results,
+    one_call,
+)
+from es_scm.elastic.calls import Call, drive, run_sync
 from es_scm.elastic.ingest_report import IngestError, IngestInterrupted, IngestReport
 from es_scm.elastic.schema import EXPANSIONS, encode_documents, feature_keys
 from es_scm.model.soft_cosine import TokenCounts
@@ -70,8 +86,6 @@ RETRYABLE_STATUSES = (429, 502, 503, 504)
 MAX_ID_BYTES = 512  # Elasticsearch rejects longer _id values, and with them the whole request
 SHOWN = 1000  # ids kept in a report's lists (the counts are always complete)
 _SECONDS = Interval(float, 0.0, None)
-_SPLITTABLE = (400, 413)  # a whole request rejected for what some of its documents hold
-_FLOOD_STAGE = "flood-stage watermark"
 
 
 class SeenIds:
@@ -107,10 +121,6 @@ class SeenIds:
         return repeated
 
 
-class _Stop(Exception):
-    """A batch could not be sent and the run must stop (cluster lost, disk full, interrupted)."""
-
-
 @dataclass
 class _Batch:
     """A batch's bulk actions, its empty documents' ids, and the documents that failed early."""
@@ -118,20 +128,19 @@ class _Batch:
     actions: list[dict[str, Any]]
     empty_ids: list[str]
     invalid: list[tuple[str, str]]
+    ids: frozenset[str] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.ids = frozenset(action["_id"] for action in self.actions)
 
 
-@dataclass
-class _Outcome:
-    created: int = 0
-    updated: int = 0
-    failures: list[tuple[str, str]] = field(default_factory=list)
-
-    def add(self, other: _Outcome) -> _Outcome:
-        return _Outcome(
-            self.created + other.created,
-            self.updated + other.updated,
-            self.failures + other.failures,
-        )
+def settle_first(in_flight: list[tuple[Any, _Batch]], batch: _Batch) -> int:
+    """How many of the batches in flight must be done before ``batch`` is sent: up to the last
+    that shares an id with it, so that the later copy of a document is written last."""
+    sharing = [
+        n for n, (_, earlier) in enumerate(in_flight) if not earlier.ids.isdisjoint(batch.ids)
+    ]
+    return sharing[-1] + 1 if sharing else 0
 
 
 class DocumentIngester:
@@ -146,14 +155,15 @@ class DocumentIngester:
     batch_size : int
         Documents per vectorization batch and bulk request.
     max_retries : int
-        Retries of documents rejected with a retryable status before they count as failed.
+        Retries of documents rejected with 429, 502 or 504 before they count as failed.
     initial_backoff, max_backoff : float
         The first wait between those retries, and the longest (seconds).
     concurrency : int
         Bulk requests in flight at once (2): Elasticsearch indexes each on a thread of its
         own while Python vectorizes the next batch.
     retry_budget : float
-        Seconds to wait in all for a cluster that cannot be reached before stopping (60).
+        Seconds (wall clock, from a batch's first failure) to keep trying a batch when the
+        cluster cannot be reached or shards of the index have no primary, before stopping (60).
     expansion : {"query", "documents"}
         The index's side of S (:data:`~es_scm.elastic.schema.EXPANSIONS`): with
         ``"documents"`` each document carries Sy' too.
@@ -185,8 +195,8 @@ class DocumentIngester:
         self.expansion = check(expansion, "expansion", Options(EXPANSIONS))
         self._term_keys = feature_keys(len(model.terms))
         self._stop = threading.Event()
-        self._budget_lock = threading.Lock()
-        self._budget_left = self.retry_budget
+        self._plan = BulkPlan(index, self.retry_budget, self._stop)
+        self._serializer = client.transport.serializers.get_serializer("application/json")
 
     def run(
         self, documents: Iterable[Document | Mapping[str, Any]], progress: Any = None
@@ -222,6 +232,8 @@ class DocumentIngester:
                 if not batch:
                     break
                 prepared = self._prepare(batch, positions, seen, report)
+                for _ in range(settle_first(in_flight, prepared)):
+                    self._account(*in_flight.pop(0), report, progress)
                 while len(in_flight) >= self.concurrency:
                     self._account(*in_flight.pop(0), report, progress)
                 in_flight.append((sender.submit(self._send, prepared.actions), prepared))
@@ -260,7 +272,7 @@ class DocumentIngester:
         documents, invalid = [], []
         for item in batch:
             position = next(positions)
-            document, reason = _checked(item, position)
+            document, reason = self._checked(item, position)
             if reason is not None:
                 invalid.append((document, reason))
                 continue
@@ -288,6 +300,33 @@ class DocumentIngester:
         empty_ids = [d.id for d, s in zip(documents, sources, strict=True) if s["scm"]["empty"]]
         return _Batch(actions, empty_ids, invalid)
 
+    def _checked(self, item: Any, position: int) -> tuple[Document | str, str | None]:
+        """The document, or its name (its id, where it was read, or ``#position``) and why it
+        cannot be indexed."""
+        if isinstance(item, InvalidRecord):
+            return item.where, item.reason
+        try:
+            document = as_document(item, position)
+        except ValueError as error:
+            doc_id = item.get("id") if isinstance(item, Mapping) else None
+            name = doc_id if isinstance(doc_id, str) and doc_id else f"#{position}"
+            return name, f"invalid document: {error}"
+        size = len(document.id.encode("utf-8"))
+        if size > MAX_ID_BYTES:
+            return document.id, f"the id is {size} bytes; Elasticsearch allows {MAX_ID_BYTES}"
+        problem = metadata_problem(document.metadata, self._serializable)
+        if problem is not None:
+            return document.id, problem
+        return document, None
+
+    def _serializable(self, value: Any) -> bool:
+        """Whether the client's serializer writes ``value`` (dates, UUIDs, NumPy values...)."""
+        try:
+            self._serializer.dumps(value)
+        except Exception:  # the serializer's own error, or a TypeError of the value
+            return False
+        return True
+
     # -- accounting --------------------------------------------------------------------------
 
     def _account(self, sending: Future, batch: _Batch, report: IngestReport, progress: Any) -> None:
@@ -296,12 +335,13 @@ class DocumentIngester:
         if progress is not None:
             progress.update(len(batch.actions) + len(batch.invalid))
         try:
-            outcome: _Outcome = sending.result()
-        except _Stop as stop:
-            report.skipped += len(batch.actions)
+            outcome: BatchOutcome = sending.result()
+        except SendingStopped as stop:
+            outcome = stop.outcome or BatchOutcome()
+            done = outcome.created + outcome.updated + len(outcome.failures)
+            report.skipped += len(batch.actions) - done
             report.stopped = report.stopped or str(stop)
             self._stop.set()
-            return
         report.created += outcome.created
         report.updated += outcome.updated
         for doc_id, reason in outcome.failures:
@@ -311,24 +351,27 @@ class DocumentIngester:
         report.empty += len(stored_empty)
         report.empty_ids.extend(stored_empty[: max(0, SHOWN - len(report.empty_ids))])
 
-    # -- sending: a plan of bulk requests and waits, run on a sender thread ------------------
+    # -- sending: the plan of a batch (bulk_plan), run on a sender thread -------------------
 
-    def _send(self, actions: list[dict]) -> _Outcome:
+    def _send(self, actions: list[dict]) -> BatchOutcome:
         """Bulk ``actions`` (on a sender thread): the sending plan with the sync client."""
-        return drive(self._send_plan(actions), self._step)
+        return drive(self._plan.send(actions), self._step)
 
-    def _step(self, step: BulkRequest | Wait) -> _Outcome | None:
+    def _step(self, step: BulkRequest | Wait | Call) -> Any:
         """Carry out one step of the sending plan."""
         if isinstance(step, Wait):
             if self._stop.wait(step.seconds):
-                raise _Stop("stopped")
+                raise SendingStopped("stopped")
             return None
-        return _outcome(helpers.streaming_bulk(**self.bulk_arguments(step)))
+        if isinstance(step, Call):
+            return run_sync(one_call(step), self.client)
+        return bulk_results(helpers.streaming_bulk(**self.bulk_arguments(step)))
 
     def bulk_arguments(self, request: BulkRequest) -> dict[str, Any]:
         """The keyword arguments of ``streaming_bulk`` (or its async twin) for a request."""
-        # Connection errors are the ingester's (with a time budget), statuses streaming_bulk's:
-        # the transport retries neither, so no retry loop nests in another.
+        # Connection errors and unavailable shards are the plan's (with a time budget), the
+        # other statuses streaming_bulk's: the transport retries neither, so no retry loop
+        # nests in another.
         return {
             "client": self.client.options(max_retries=0, retry_on_status=()),
             "actions": request.actions,
@@ -339,99 +382,9 @@ class DocumentIngester:
             "max_retries": self.max_retries,
             "initial_backoff": self.initial_backoff,
             "max_backoff": self.max_backoff,
-            "retry_on_status": RETRYABLE_STATUSES,
+            "retry_on_status": BULK_RETRIED_STATUSES,
+            "timeout": SHARD_WAIT,
         }
-
-    def _send_plan(self, actions: list[dict]) -> Generator[BulkRequest | Wait, Any, _Outcome]:
-        """Bulk ``actions``, waiting out a lost cluster within the retry budget.
-
-        Yields :class:`BulkRequest` (answered with an :class:`_Outcome`, or an exception thrown
-        in) and :class:`Wait`; the sync ingester and the asyncio one run the same plan.
-        """
-        if not actions:
-            return _Outcome()
-        delay = min(1.0, self.retry_budget)
-        while True:
-            if self._stop.is_set():
-                raise _Stop("stopped")
-            try:
-                return (yield from self._split_plan(actions))
-            except TransportError as error:  # the connection: retried here, with a budget
-                wait = self._budget_share(error, delay)
-                yield Wait(wait)
-                delay = min(delay * 2, 10.0)
-
-    def _split_plan(self, actions: list[dict]) -> Generator[BulkRequest | Wait, Any, _Outcome]:
-        """Send; when the whole request is rejected for its content, send each half alone."""
-        try:
-            return (yield BulkRequest(actions))
-        except (SerializationError, ApiError) as error:
-            status = getattr(getattr(error, "meta", None), "status", None)
-            if isinstance(error, ApiError) and status not in _SPLITTABLE:
-                reason = f"HTTP {status}: {error_reason(error)}"
-                return _Outcome(failures=[(action["_id"], reason) for action in actions])
-            if len(actions) == 1:
-                reason = error_reason(error) if isinstance(error, ApiError) else str(error)
-                return _Outcome(failures=[(actions[0]["_id"], reason)])
-            middle = len(actions) // 2
-            first = yield from self._split_plan(actions[:middle])
-            return first.add((yield from self._split_plan(actions[middle:])))
-
-    def _budget_share(self, error: TransportError, delay: float) -> float:
-        """The next wait for a lost cluster, from the retry budget; _Stop when it is spent."""
-        with self._budget_lock:
-            wait = min(delay, self._budget_left)
-            self._budget_left -= wait
-            left = self._budget_left
-        if wait <= 0.0:
-            raise _Stop(
-                f"cannot reach Elasticsearch after retrying for {self.retry_budget:.0f}s: "
-                f"{_short(error)}"
-            )
-        logger.warning(
-            "Elasticsearch cannot be reached (%s); retrying in %.0fs (%.0fs of the retry budget "
-            "left)",
-            _short(error),
-            wait,
-            left,
-        )
-        return wait
-
-
-@dataclass(frozen=True)
-class BulkRequest:
-    """A step of the sending plan: bulk these actions (answered with their outcome)."""
-
-    actions: list[dict]
-
-
-@dataclass(frozen=True)
-class Wait:
-    """A step of the sending plan: wait this long for a lost cluster."""
-
-    seconds: float
-
-
-def _outcome(results: Iterable[tuple[bool, dict]]) -> _Outcome:
-    """What ``streaming_bulk``'s per-document results say: created, updated, failed (a full
-    disk stops the run)."""
-    outcome = _Outcome()
-    for ok, item in results:
-        result = next(iter(item.values()))
-        if ok:
-            if result.get("result") == "created":
-                outcome.created += 1
-            else:
-                outcome.updated += 1
-            continue
-        reason = _item_reason(result)
-        if _FLOOD_STAGE in reason:
-            raise _Stop(
-                "Elasticsearch's disk is full (flood-stage watermark; the index is read-only): "
-                "free disk space, then rerun (document ids make reruns complete the index)"
-            )
-        outcome.failures.append((str(result.get("_id")), reason))
-    return outcome
 
 
 class _Sender:
@@ -465,32 +418,7 @@ class _Sender:
             self._jobs.put(None)
 
 
-def _checked(item: Any, position: int) -> tuple[Document | str, str | None]:
-    """The document, or its id (``#position`` without one) and why it cannot be indexed."""
-    try:
-        document = as_document(item, position)
-    except ValueError as error:
-        doc_id = item.get("id") if isinstance(item, Mapping) else None
-        name = doc_id if isinstance(doc_id, str) and doc_id else f"#{position}"
-        return name, f"invalid document: {error}"
-    size = len(document.id.encode("utf-8"))
-    if size > MAX_ID_BYTES:
-        return document.id, f"the id is {size} bytes; Elasticsearch allows {MAX_ID_BYTES}"
-    return document, None
-
-
 def _fail(report: IngestReport, doc_id: str, reason: str) -> None:
     report.failed += 1
     if len(report.failures) < SHOWN:
         report.failures.append((doc_id, reason))
-
-
-def _item_reason(result: Mapping[str, Any]) -> str:
-    error = result.get("error")
-    if isinstance(error, Mapping):
-        return f"HTTP {result.get('status')}: {error.get('type')}: {error.get('reason')}"
-    return f"HTTP {result.get('status')}: {error}"
-
-
-def _short(error: BaseException) -> str:
-    return " ".join(str(error).split())[:200]

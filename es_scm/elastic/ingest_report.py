@@ -13,14 +13,16 @@ __all__ = ["IngestError", "IngestInterrupted", "IngestReport"]
 class IngestReport:
     """What an ingestion did, document by document.
 
-    ``indexed`` = ``created`` + ``updated`` documents that Elasticsearch accepted; ``failed``
-    ones were rejected (``failures`` holds their ids and reasons); ``skipped`` ones were read but
-    not sent because the run stopped (``stopped`` says why); ``duplicates`` count ids seen
-    earlier in the same run; ``empty`` documents have no vocabulary term (stored, never
-    matched). ``index_count`` is what the index holds at the end (None when it could not be
-    counted); ``warnings`` are problems that lost nothing. ``tokens`` counts the tokens of the
-    documents read that are terms (not stop words), and ``unknown_tokens`` those of them that
-    are not in the model's vocabulary (the SCM ignores them).
+    ``indexed`` = ``created`` + ``updated`` documents that Elasticsearch accepted (``created``:
+    the index did not hold the id before this run wrote it, even if a retried write was answered
+    ``updated``); ``failed`` ones were rejected (``failures`` holds their ids, or where a bad
+    corpus record was read, and reasons); ``skipped`` ones were read but not confirmed written
+    because the run stopped (``stopped`` says why); ``duplicates`` count ids seen earlier in the
+    same run (the later document is the one stored); ``empty`` documents have no vocabulary
+    term (stored, never matched). ``index_count`` is what the index holds at the end (None when
+    it could not be counted); ``warnings`` are problems that lost nothing. ``tokens`` counts the
+    tokens of the documents read that are terms (not stop words), and ``unknown_tokens`` those
+    of them that are not in the model's vocabulary (the SCM ignores them).
     """
 
     created: int = 0
