@@ -1,0 +1,134 @@
+"""The sync and the asyncio API from one implementation: operations written once, as plans.
+
+An operation is a method that returns a plan (:mod:`es_scm.elastic.calls`), decorated with
+:class:`operation`. Called on an object of a sync class (:class:`SyncAPI`: ``SCMIndex``,
+``Searcher``, ``AliasSearcher``), it runs its plan with a
+:class:`~es_scm.elastic.runtime.SyncRuntime` and returns the result; on an object of an asyncio
+class (:class:`AsyncAPI`: ``AsyncSCMIndex``, ...) it is a coroutine function whose plan an
+:class:`~es_scm.elastic.runtime.AsyncRuntime` runs. Both show the plan's own signature and
+docstring, so the two APIs cannot drift: they are the same methods. Type checkers see the same:
+``operation`` is typed so that the method returns the plan's result on a sync object and an
+awaitable of it on an asyncio one.
+
+:func:`sync_function` and :func:`async_function` do the same for a plan function that takes the
+client first (``reindex_into_alias``).
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable, Coroutine
+from typing import Any, Concatenate, Generic, ParamSpec, TypeVar, overload
+
+from es_scm.elastic.calls import Plan
+from es_scm.elastic.runtime import AsyncRuntime, SyncRuntime
+
+__all__ = ["AsyncAPI", "SyncAPI", "async_function", "operation", "sync_function"]
+
+S = TypeVar("S")
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+class SyncAPI:
+    """The sync side: an object's operations run on its client with a ``SyncRuntime``."""
+
+    runtime_type: type = SyncRuntime
+
+
+class AsyncAPI:
+    """The asyncio side: an object's operations are coroutines run with an ``AsyncRuntime``."""
+
+    runtime_type: type = AsyncRuntime
+
+
+def _result_signature(plan: Callable[..., Any], *, drop_first: bool) -> inspect.Signature:
+    """The plan's signature with the plan's result (``Plan[R]``) as the return annotation."""
+    signature = inspect.signature(plan)
+    parameters = list(signature.parameters.values())[1 if drop_first else 0 :]
+    returns = signature.return_annotation
+    if isinstance(returns, str) and returns.startswith("Plan[") and returns.endswith("]"):
+        returns = returns[len("Plan[") : -1]
+    return signature.replace(parameters=parameters, return_annotation=returns)
+
+
+def _shaped(function: Callable[..., Any], plan: Callable[..., Any], signature: Any) -> Any:
+    functools.update_wrapper(function, plan)
+    function.__signature__ = signature  # type: ignore[attr-defined]
+    return function
+
+
+class operation(Generic[S, P, R]):  # noqa: N801 - used as a decorator, like property
+    """A method that returns a plan, run by the runtime of the object it is called on."""
+
+    def __init__(self, plan: Callable[Concatenate[S, P], Plan[R]]) -> None:
+        self.plan = plan
+        functools.update_wrapper(self, plan)
+        self.__signature__ = _result_signature(plan, drop_first=False)
+        self._bound_signature = _result_signature(plan, drop_first=True)
+
+    def renamed(self, name: str, doc: str) -> operation[S, P, R]:
+        """The same operation under another name and docstring (``upsert``)."""
+        twin: operation[S, P, R] = operation(self.plan)
+        twin.__name__ = twin.__qualname__ = name
+        twin.__doc__ = doc
+        return twin
+
+    @overload
+    def __get__(self, instance: None, owner: type) -> operation[S, P, R]: ...
+
+    @overload
+    def __get__(
+        self, instance: AsyncAPI, owner: type
+    ) -> Callable[P, Coroutine[Any, Any, R]]: ...
+
+    @overload
+    def __get__(self, instance: S, owner: type) -> Callable[P, R]: ...
+
+    def __get__(self, instance: Any, owner: type) -> Any:
+        if instance is None:
+            return self
+        plan = functools.partial(self.plan, instance)
+        runtime = instance.runtime
+        if isinstance(runtime, AsyncRuntime):
+
+            async def method(*args: Any, **kwargs: Any) -> Any:
+                return await runtime.run(plan(*args, **kwargs))
+
+        else:
+
+            def method(*args: Any, **kwargs: Any) -> Any:
+                return runtime.run(plan(*args, **kwargs))
+
+        method = _shaped(method, self.plan, self._bound_signature)
+        method.__name__ = self.__name__
+        method.__doc__ = self.__doc__
+        method.plan = plan  # type: ignore[attr-defined]
+        return method
+
+
+def sync_function(plan: Callable[P, Plan[R]]) -> Callable[Concatenate[Any, P], R]:
+    """``plan`` as a function of a sync client first, then the plan's parameters."""
+
+    def function(client: Any, *args: Any, **kwargs: Any) -> Any:
+        return SyncRuntime(client).run(plan(*args, **kwargs))
+
+    return _shaped(function, plan, _with_client(plan))
+
+
+def async_function(
+    plan: Callable[P, Plan[R]],
+) -> Callable[Concatenate[Any, P], Coroutine[Any, Any, R]]:
+    """``plan`` as a coroutine function of an asyncio client first, then the plan's parameters."""
+
+    async def function(client: Any, *args: Any, **kwargs: Any) -> Any:
+        return await AsyncRuntime(client).run(plan(*args, **kwargs))
+
+    return _shaped(function, plan, _with_client(plan))
+
+
+def _with_client(plan: Callable[..., Any]) -> inspect.Signature:
+    signature = _result_signature(plan, drop_first=False)
+    client = inspect.Parameter("client", inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    return signature.replace(parameters=[client, *signature.parameters.values()])
