@@ -146,7 +146,8 @@ def test_every_command_has_the_api_defaults(command: list[str]) -> None:
     }[tuple(command)]
     args = build_parser().parse_args([*command, *required])
     options = model_options(args)
-    assert {key: options[key] for key in SIMILARITY_DEFAULTS} == SIMILARITY_DEFAULTS
+    defaults = SIMILARITY_DEFAULTS.as_dict()
+    assert {key: options[key] for key in defaults} == defaults
     assert options["document_weighting"] == TermWeighting.from_spec(DEFAULT_WEIGHTING)
     assert options["query_weighting"] is None  # the model's rule: as the documents
 

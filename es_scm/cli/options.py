@@ -24,6 +24,7 @@ from es_scm.defaults import (
     NEIGHBOR_MODES,
     SIMILARITY_DEFAULTS,
 )
+from es_scm.options import LevenshteinOptions, SimilarityOptions
 from es_scm.validation import (
     FRACTION,
     NON_NEGATIVE_INT,
@@ -55,7 +56,7 @@ __all__ = [
 
 positive_int = argparse_type(POSITIVE_INT)
 non_negative_int = argparse_type(NON_NEGATIVE_INT)
-_LEVENSHTEIN = Interval(float, 0.0, 1.0, closed="neither")
+_SIMILARITY = SimilarityOptions.CONSTRAINTS  # the API's checks, as argparse types
 
 
 def _count_or_fraction(text: str) -> int | float:
@@ -253,7 +254,7 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
         nargs="?",
         const=True,
         default=False,
-        type=argparse_type(_LEVENSHTEIN, float),
+        type=argparse_type(LevenshteinOptions.CONSTRAINTS["weight"], float),
         metavar="WEIGHT",
         help="add edit-distance similarity; alone it is S, with embeddings WEIGHT in (0, 1) mixes "
         "the two (bare flag: 0.5)",
@@ -261,45 +262,45 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
     sim.add_argument(
         "--nonzero-limit",
         type=non_negative_int,
-        default=d["nonzero_limit"],
+        default=d.nonzero_limit,
         metavar="N",
-        help=f"most off-diagonal non-zeros per column of S (default {d['nonzero_limit']})",
+        help=f"most off-diagonal non-zeros per column of S (default {d.nonzero_limit})",
     )
     sim.add_argument(
         "--threshold",
-        type=argparse_type(Interval(float, -1.0, 1.0, closed="left"), float),
-        default=d["threshold"],
-        help=f"keep similarities above it (default {d['threshold']})",
+        type=argparse_type(_SIMILARITY["threshold"], float),
+        default=d.threshold,
+        help=f"keep similarities above it (default {d.threshold})",
     )
     sim.add_argument(
         "--exponent",
-        type=argparse_type(Interval(float, 0.0, None, closed="neither"), float),
-        default=d["exponent"],
-        help=f"raise similarities to it (default {d['exponent']})",
+        type=argparse_type(_SIMILARITY["exponent"], float),
+        default=d.exponent,
+        help=f"raise similarities to it (default {d.exponent})",
     )
     sim.add_argument(
         "--symmetric",
         action=argparse.BooleanOptionalAction,
-        default=d["symmetric"],
+        default=d.symmetric,
         help="make S symmetric (default: yes)",
     )
     sim.add_argument(
         "--dominant",
         action=argparse.BooleanOptionalAction,
-        default=d["dominant"],
+        default=d.dominant,
         help="make S strictly diagonally dominant, hence positive definite (default: no)",
     )
     sim.add_argument(
         "--neighbors",
         choices=NEIGHBOR_MODES,
-        default=d["neighbors"],
+        default=d.neighbors,
         help="look for a term's neighbours among the corpus terms (default), the whole "
         "embedding vocabulary, or as gensim does, bit for bit (gensim)",
     )
     sim.add_argument(
         "--column-order",
         choices=COLUMN_ORDERS,
-        default=d["column_order"],
+        default=d.column_order,
         help="fill S's columns rarest term first (default) or by term id",
     )
     vocab = parser.add_argument_group("vocabulary and weighting")
@@ -348,18 +349,18 @@ def add_hybrid_options(parser: argparse.ArgumentParser, title: str) -> None:
         "--fusion",
         choices=FUSIONS,
         help=f"max: α·BM25/max + (1−α)·SCM/max; linear: the same min-max normalized; zscore: "
-        f"standardized; rrf: reciprocal rank fusion (default {d['fusion']})",
+        f"standardized; rrf: reciprocal rank fusion (default {d.fusion})",
     )
     group.add_argument(
         "--alpha",
         type=argparse_type(FRACTION, float),
-        help=f"weight of BM25 in a max, linear or zscore fusion (default {d['alpha']})",
+        help=f"weight of BM25 in a max, linear or zscore fusion (default {d.alpha})",
     )
     group.add_argument(
         "--rrf-k",
         type=non_negative_int,
         metavar="K",
-        help=f"the constant of reciprocal rank fusion (default {d['rrf_k']})",
+        help=f"the constant of reciprocal rank fusion (default {d.rrf_k})",
     )
 
 
@@ -390,7 +391,7 @@ def model_options(args: argparse.Namespace) -> dict[str, Any]:
         "document_weighting": args.weighting,
         "query_weighting": args.query_weighting,
         "levenshtein": args.levenshtein,
-        **{key: getattr(args, key) for key in SIMILARITY_DEFAULTS},
+        **{key: getattr(args, key) for key in SIMILARITY_DEFAULTS.names()},
     }
 
 
