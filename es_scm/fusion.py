@@ -191,19 +191,22 @@ FUSIONS: dict[str, type[Fusion]] = {
 }
 
 
-def fusion_from(name: str | None = None, **parameters: Any) -> Fusion:
-    """The fusion ``name`` (default :data:`~es_scm.defaults.HYBRID_DEFAULTS`) with its parameters.
+def fusion_from(
+    name: str | None = None, *, alpha: float | None = None, rrf_k: int | None = None
+) -> Fusion:
+    """The fusion ``name`` (default :data:`~es_scm.defaults.HYBRID_DEFAULTS`) from the registry,
+    with its parameters.
 
-    Parameters that the fusion does not take (``alpha`` for ``rrf``, ``rrf_k`` for the score
-    fusions) and ``None`` values are ignored, so the options of a command line can be passed
-    whole.
+    A parameter that the fusion does not take (``alpha`` for ``rrf``, ``rrf_k`` for the score
+    fusions) and ``None`` are ignored, so the options of a command line can be passed whole.
     """
     name = HYBRID_DEFAULTS.fusion if name is None else name
     if name not in FUSIONS:
         raise ValueError(f"fusion must be one of {sorted(FUSIONS)}, got {name!r}")
     cls = FUSIONS[name]
     fields = cls.__dataclass_fields__  # type: ignore[attr-defined]
-    return cls(**{k: v for k, v in parameters.items() if k in fields and v is not None})
+    given = {"alpha": alpha, "rrf_k": rrf_k}
+    return cls(**{k: v for k, v in given.items() if k in fields and v is not None})
 
 
 def hybrid_settings(settings: Mapping[str, Any] | None) -> dict[str, Any] | None:
