@@ -33,13 +33,13 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from es_scm.defaults import FUSIONS, HYBRID_DEFAULTS
+from es_scm.defaults import HYBRID_DEFAULTS
 from es_scm.elastic.calls import Plan, search_call
 from es_scm.elastic.results import Hit, SearchResult
 from es_scm.elastic.schema import TEXT_FIELD, public_source, stored_vector
 from es_scm.fusion import Fusion, ScoreFusion, fusion_from
 from es_scm.model.brute_force import rank
-from es_scm.validation import FRACTION, NON_NEGATIVE_INT, POSITIVE_INT, Options, check
+from es_scm.options import HybridOptions
 
 if TYPE_CHECKING:  # pragma: no cover
     from es_scm.elastic.query import ExpandedQuery
@@ -50,40 +50,35 @@ ExactPlan = Callable[["ExpandedQuery", int, int, list], Plan]
 
 __all__ = ["HybridOptions", "hybrid_options", "hybrid_plan", "make_fusion"]
 
-HybridOptions = dict[str, Any]
-_CONSTRAINTS = {
-    "fusion": Options(FUSIONS),
-    "alpha": FRACTION,
-    "rrf_k": NON_NEGATIVE_INT,
-    "depth": POSITIVE_INT,
-}
 
-
-def hybrid_options(model_defaults: Mapping[str, Any] | None = None, **given: Any) -> HybridOptions:
-    """The hybrid options: ``fusion``, ``alpha``, ``rrf_k``, ``depth``.
+def hybrid_options(
+    model_defaults: Mapping[str, Any] | None = None,
+    *,
+    fusion: str | None = None,
+    alpha: float | None = None,
+    rrf_k: int | None = None,
+    depth: int | None = None,
+) -> HybridOptions:
+    """The hybrid options of a search (:class:`~es_scm.options.HybridOptions`, checked).
 
     A ``None`` takes the model's own (``model_defaults``, what ``es-scm tune`` saved), else
     :data:`~es_scm.defaults.HYBRID_DEFAULTS`. ``alpha`` (``rrf_k``) given for a fusion that does
     not use it is an error, so that a setting is never silently ignored.
     """
-    unknown = sorted(set(given) - set(HYBRID_DEFAULTS))
-    if unknown:
-        raise TypeError(f"unknown hybrid option {unknown[0]!r}")
-    base = {**HYBRID_DEFAULTS, **(model_defaults or {})}
-    if given.get("fusion") is not None and given["fusion"] != base["fusion"]:
-        base = {**HYBRID_DEFAULTS, "depth": base["depth"]}  # another fusion: its own defaults
-    options = {**base, **{k: v for k, v in given.items() if v is not None}}
-    options = {name: check(options[name], name, _CONSTRAINTS[name]) for name in HYBRID_DEFAULTS}
-    uses_alpha = options["fusion"] != "rrf"
-    unused = "rrf_k" if uses_alpha else "alpha"
-    if given.get(unused) is not None:
-        raise ValueError(f"{unused} does not apply to fusion={options['fusion']!r}")
+    given = {"fusion": fusion, "alpha": alpha, "rrf_k": rrf_k, "depth": depth}
+    base = {**HYBRID_DEFAULTS.as_dict(), **(model_defaults or {})}
+    if fusion is not None and fusion != base["fusion"]:  # another fusion: its own defaults
+        base = {**HYBRID_DEFAULTS.as_dict(), "depth": base["depth"]}
+    options = HybridOptions(**{**base, **{k: v for k, v in given.items() if v is not None}})
+    unused = "rrf_k" if options.fusion != "rrf" else "alpha"
+    if given[unused] is not None:
+        raise ValueError(f"{unused} does not apply to fusion={options.fusion!r}")
     return options
 
 
 def make_fusion(options: HybridOptions) -> Fusion:
-    """The :class:`~es_scm.fusion.Fusion` of checked hybrid options."""
-    return fusion_from(options["fusion"], alpha=options["alpha"], rrf_k=options["rrf_k"])
+    """The :class:`~es_scm.fusion.Fusion` of hybrid options (from the registry, by name)."""
+    return fusion_from(options.fusion, alpha=options.alpha, rrf_k=options.rrf_k)
 
 
 def hybrid_plan(
@@ -101,7 +96,7 @@ def hybrid_plan(
     """
     k, from_ = page
     need = from_ + k
-    depth = max(options["depth"], need)
+    depth = max(options.depth, need)
     bm25_hits = yield from _bm25(target, query, depth, filters)
     bm25 = {doc_id: score for doc_id, score, _ in bm25_hits}
     sources = {doc_id: source for doc_id, _, source in bm25_hits}
