@@ -181,8 +181,7 @@ def _exact_scores(
     bm25_hits: list[tuple[str, float, dict]],
 ) -> dict[str, float]:
     """The exact SCM of every candidate: the SCM side's, or from a BM25 hit's stored vector."""
-    scores = dict(scm)
-    for doc_id, _, source in bm25_hits:
-        if doc_id not in scores:
-            scores[doc_id] = expanded.exact_score(*stored_vector(source))
+    others = {doc_id: source for doc_id, _, source in bm25_hits if doc_id not in scm}
+    exact = expanded.exact_scores([stored_vector(source) for source in others.values()])
+    scores = {**scm, **dict(zip(others, exact, strict=True))}
     return {c: scores.get(c, 0.0) for c in candidates}
