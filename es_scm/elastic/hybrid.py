@@ -35,8 +35,9 @@ from typing import TYPE_CHECKING, Any
 
 from es_scm.defaults import FUSIONS, HYBRID_DEFAULTS
 from es_scm.elastic.calls import Plan, search_call
+from es_scm.elastic.query import bm25_query
 from es_scm.elastic.results import Hit, SearchResult
-from es_scm.elastic.schema import TEXT_FIELD, public_source, stored_vector
+from es_scm.elastic.schema import public_source, stored_vector
 from es_scm.fusion import Fusion, ScoreFusion, fusion_from
 from es_scm.model.brute_force import rank
 from es_scm.validation import FRACTION, NON_NEGATIVE_INT, POSITIVE_INT, Options, check
@@ -154,9 +155,7 @@ def hybrid_plan(
 
 def _bm25(target: Target, query: str, size: int, filters: list[dict[str, Any]]) -> Plan:
     """BM25's top ``size``: (id, score, source) best first."""
-    match: dict[str, Any] = {"match": {TEXT_FIELD: query}}
-    if filters:
-        match = {"bool": {"must": [match], "filter": filters}}
+    match = bm25_query(query, filters)
     kwargs = {"index": target.name, "query": match, "size": size, "source": True}
     response = yield search_call(**kwargs, track_total_hits=False)
     return [(h["_id"], float(h["_score"]), h["_source"]) for h in target.hits(response)]
@@ -166,9 +165,7 @@ def _bm25_of(target: Target, query: str, ids: list[str]) -> Plan:
     """The BM25 scores of the given documents (those without a matching term are left out)."""
     if not ids:
         return {}
-    match = {
-        "bool": {"must": [{"match": {TEXT_FIELD: query}}], "filter": [{"ids": {"values": ids}}]}
-    }
+    match = bm25_query(query, ids=ids)
     kwargs = {"index": target.name, "query": match, "size": len(ids), "source": False}
     response = yield search_call(**kwargs, track_total_hits=False)
     return {h["_id"]: float(h["_score"]) for h in target.hits(response)}

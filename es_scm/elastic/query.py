@@ -42,7 +42,13 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 import scipy.sparse as sp
 
-from es_scm.elastic.schema import EXPANDED_FIELD, EXPANSIONS, FEATURE_VALUE_ERROR, VECTOR_FIELD
+from es_scm.elastic.schema import (
+    EXPANDED_FIELD,
+    EXPANSIONS,
+    FEATURE_VALUE_ERROR,
+    TEXT_FIELD,
+    VECTOR_FIELD,
+)
 from es_scm.similarity.scoring import QueryVector, stored_rows
 from es_scm.similarity.unseen import UnseenWord
 from es_scm.validation import POSITIVE_INT, Options, check
@@ -55,6 +61,7 @@ __all__ = [
     "ExpandedQuery",
     "QueryTooLongError",
     "QueryType",
+    "bm25_query",
     "check_query_length",
     "clause_count",
     "expand_query",
@@ -207,6 +214,22 @@ def check_query_length(text: str, limit: int) -> int:
     if words > limit:
         raise QueryTooLongError(words, limit)
     return words
+
+
+def bm25_query(
+    text: str, filters: Sequence[Mapping[str, Any]] = (), ids: Sequence[str] | None = None
+) -> dict[str, Any]:
+    """BM25: Elasticsearch's ``match`` query of ``text`` on the text field, analyzed by the
+    field's analyzer (the index's ``text_analyzer``), restricted by the ``filters`` clauses and,
+    if given, to the documents ``ids`` (restrictions change no score).
+
+    The one BM25 query of es-scm: hybrid search, tuning, the evaluations and the demo send it.
+    """
+    match = {"match": {TEXT_FIELD: text}}
+    restrictions = [*filters, *([{"ids": {"values": list(ids)}}] if ids is not None else [])]
+    if not restrictions:
+        return match
+    return {"bool": {"must": [match], "filter": restrictions}}
 
 
 def clause_count(clause: Mapping[str, Any]) -> int:
