@@ -1,14 +1,17 @@
 """One score path (es_scm.similarity.scoring): the query's value is computed once, and every SCM
 es-scm reports — exact rescoring, the brute force, the model's similarity — is the same function,
-so the same document gets the same bits everywhere."""
+so the same document gets the same bits everywhere. And one BM25 query (elastic.query)."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from es_scm.elastic.query import expand_query
+import es_scm
+from es_scm.elastic.query import bm25_query, expand_query
 from es_scm.model import BruteForceSearch, SoftCosineModel
 from es_scm.model.text import Tokenizer
 from es_scm.similarity import TermSimilarityMatrix, WordEmbeddings, scm
@@ -131,3 +134,22 @@ def test_a_non_zero_query_without_a_soft_norm_has_no_scm():
     with pytest.raises(ValueError, match="not positive semi-definite"):
         expand_query(negative, "a b", max_clauses=10)
     assert negative.similarity("a", "a c") == pytest.approx(1 / np.sqrt(2))
+
+
+def test_bm25_is_one_query():
+    assert bm25_query("wing") == {"match": {"text": "wing"}}
+    restricted = bm25_query("wing", [{"term": {"g": 1}}], ids=["a", "b"])
+    assert restricted == {
+        "bool": {
+            "must": [{"match": {"text": "wing"}}],
+            "filter": [{"term": {"g": 1}}, {"ids": {"values": ["a", "b"]}}],
+        }
+    }
+    # and no other module of the package writes a match query of its own
+    package = Path(es_scm.__file__).parent
+    writers = {
+        str(path.relative_to(package))
+        for path in package.rglob("*.py")
+        if '{"match"' in path.read_text(encoding="utf-8")
+    }
+    assert writers == {"elastic/query.py"}
