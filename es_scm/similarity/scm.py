@@ -64,6 +64,7 @@ from es_scm.similarity.operands import (
     Normalization,
     VectorOrCorpus,
     as_similarity_matrix,
+    canonical,
     check_normalization,
     coerce,
     like_input,
@@ -141,17 +142,23 @@ def dot(expanded: sparse.csr_array, Y: sparse.csr_array | sparse.csc_array) -> n
     """x'ᵀy for every row x' of ``expanded`` and every row y of ``Y``: shape ``(m, n)``.
 
     The dot product that Theorem 4.1 leaves once x' = Sᵀx is known (no S). Each x'ᵀy is summed
-    from 0 term by term, in increasing term order, over the terms of both: for a CSR ``Y`` by
-    reading every stored value of its rows, for a CSC ``Y`` only its columns of the expansion's
-    terms (the postings an inverted index reads). Both orders are the same, so a document's
-    value has the same bits alone, in a window or in a whole collection, in either layout.
+    from 0, y_j·x'_j term by term in increasing term order: for a CSR ``Y`` by reading every
+    stored value of its rows, for a CSC ``Y`` only its columns of the expansion's terms (the
+    postings an inverted index reads). The order is the same, so a document's value has the
+    same bits alone, in a window or in a whole collection, in either layout.
     """
-    expanded, Y = (
-        rows if rows.has_sorted_indices else rows.sorted_indices()
-        for rows in (sparse.csr_array(expanded), Y if Y.format == "csc" else sparse.csr_array(Y))
-    )
-    product = Y @ expanded.T
-    return np.asarray(product.toarray(), dtype=np.float64).T.reshape(expanded.shape[0], -1)
+    expanded = canonical(sparse.csr_array(expanded))
+    if Y.format != "csc":
+        Y = canonical(sparse.csr_array(Y))
+    if expanded.shape[0] > 1:  # a corpus of expansions: the same sums, pair by pair
+        return np.asarray((Y @ expanded.T).toarray(), dtype=np.float64).T
+    if Y.format == "csc":
+        products = Y[:, expanded.indices] @ expanded.data
+    else:
+        dense = np.zeros(expanded.shape[1], dtype=np.float64)
+        dense[expanded.indices] = expanded.data
+        products = Y @ dense
+    return np.asarray(products, dtype=np.float64).reshape(1, Y.shape[0])
 
 
 _ROWS_PER_SLICE = 4096  # X S has ~C non-zeros per non-zero of X: slice a whole collection
