@@ -56,13 +56,13 @@ def test_the_squared_soft_norm_is_the_expansions_dot_product_with_x(model):
 
 def test_a_query_reads_s_once(model, monkeypatch):
     calls = []
-    product = scm._left_product
+    product = scm._vector_left_product  # xᵀS of one row: what expand and soft_norm both ran
 
-    def counted(rows, S):
-        calls.append(rows.shape)
-        return product(rows, S)
+    def counted(x, S):
+        calls.append(x.shape)
+        return product(x, S)
 
-    monkeypatch.setattr(scm, "_left_product", counted)
+    monkeypatch.setattr(scm, "_vector_left_product", counted)
     value = model.query_vector("w1 w2 w3 w3")
     assert value.norm > 0
     assert calls == [(1, len(model.terms))]
