@@ -259,8 +259,7 @@ def interpolate_scores(
 
 def reciprocal_rank_fusion(rankings: Iterable[Sequence[str]], k: int = 60) -> dict[str, float]:
     """RRF: Σ over the ranked lists of 1 / (k + rank of the document), ranks from 1."""
-    if isinstance(k, bool) or not isinstance(k, int) or k < 0:
-        raise ValueError(f"k must be an integer >= 0, got {k!r}")
+    k = check(k, "k", NON_NEGATIVE_INT)
     fused: dict[str, float] = {}
     for ranking in rankings:
         for rank, doc_id in enumerate(ranking, start=1):

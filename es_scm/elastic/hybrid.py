@@ -35,8 +35,9 @@ from typing import TYPE_CHECKING, Any
 
 from es_scm.defaults import HYBRID_DEFAULTS
 from es_scm.elastic.calls import Plan, search_call
+from es_scm.elastic.query import bm25_query
 from es_scm.elastic.results import Hit, SearchResult
-from es_scm.elastic.schema import TEXT_FIELD, public_source, stored_vector
+from es_scm.elastic.schema import public_source, stored_vector
 from es_scm.fusion import Fusion, ScoreFusion, fusion_from
 from es_scm.model.brute_force import rank
 from es_scm.options import HybridOptions
@@ -149,9 +150,7 @@ def hybrid_plan(
 
 def _bm25(target: Target, query: str, size: int, filters: list[dict[str, Any]]) -> Plan:
     """BM25's top ``size``: (id, score, source) best first."""
-    match: dict[str, Any] = {"match": {TEXT_FIELD: query}}
-    if filters:
-        match = {"bool": {"must": [match], "filter": filters}}
+    match = bm25_query(query, filters)
     kwargs = {"index": target.name, "query": match, "size": size, "source": True}
     response = yield search_call(**kwargs, track_total_hits=False)
     return [(h["_id"], float(h["_score"]), h["_source"]) for h in target.hits(response)]
@@ -161,9 +160,7 @@ def _bm25_of(target: Target, query: str, ids: list[str]) -> Plan:
     """The BM25 scores of the given documents (those without a matching term are left out)."""
     if not ids:
         return {}
-    match = {
-        "bool": {"must": [{"match": {TEXT_FIELD: query}}], "filter": [{"ids": {"values": ids}}]}
-    }
+    match = bm25_query(query, ids=ids)
     kwargs = {"index": target.name, "query": match, "size": len(ids), "source": False}
     response = yield search_call(**kwargs, track_total_hits=False)
     return {h["_id"]: float(h["_score"]) for h in target.hits(response)}
@@ -176,8 +173,7 @@ def _exact_scores(
     bm25_hits: list[tuple[str, float, dict]],
 ) -> dict[str, float]:
     """The exact SCM of every candidate: the SCM side's, or from a BM25 hit's stored vector."""
-    scores = dict(scm)
-    for doc_id, _, source in bm25_hits:
-        if doc_id not in scores:
-            scores[doc_id] = expanded.exact_score(*stored_vector(source))
+    others = {doc_id: source for doc_id, _, source in bm25_hits if doc_id not in scm}
+    exact = expanded.exact_scores([stored_vector(source) for source in others.values()])
+    scores = {**scm, **dict(zip(others, exact, strict=True))}
     return {c: scores.get(c, 0.0) for c in candidates}

@@ -32,7 +32,7 @@ from es_scm.model import persistence
 from es_scm.model.counting import TermCounter
 from es_scm.model.explanation import Explanation, explain_vectors
 from es_scm.model.fitting import fit_parts, similarity_recipe
-from es_scm.model.queries import query_scm, unseen_words
+from es_scm.model.queries import unseen_words
 from es_scm.model.similarity_source import EmbeddingsLike
 from es_scm.model.text import Tokenizer
 from es_scm.model.token_counts import TokenCounts
@@ -41,8 +41,9 @@ from es_scm.model.weighting import TermWeighting, as_weighting, query_weighting_
 from es_scm.options import LevenshteinOptions, SimilarityOptions
 from es_scm.similarity import TermSimilarityMatrix
 from es_scm.similarity.factory import SimilarityLike
+from es_scm.similarity.scoring import QueryVector, query_vector
 from es_scm.similarity.sources import DTYPE
-from es_scm.similarity.unseen import QueryVector, UnseenTerms, query_vector
+from es_scm.similarity.unseen import UnseenTerms
 
 __all__ = ["SoftCosineModel", "TokenCounts"]
 
@@ -288,7 +289,7 @@ class SoftCosineModel:
         """The query as the SCM uses it: x = W(q), x' and its soft norm, computed once.
 
         Query words outside the vocabulary that :attr:`unseen` knows join x' and the norm
-        (:func:`es_scm.similarity.unseen.query_vector`); others are ignored.
+        (:func:`es_scm.similarity.scoring.query_vector`); others are ignored.
         """
         weights = self.vectorize(text, role="query")
         words = []
@@ -318,19 +319,16 @@ class SoftCosineModel:
             SCM(Wx, Wy) in [-1, 1] (in [0, 1] for non-negative S); 0.0 when either text has no
             vocabulary term.
         """
+        query = self._first_side(text_a, roles[0])
         y = self.vectorize(text_b, role=roles[1])
-        query = self._query_with_unseen(text_a, roles[0])
-        if query is not None:
-            return query_scm(query, y, self.similarity_matrix)
-        x = self.vectorize(text_a, role=roles[0])
-        return float(self.similarity_matrix.inner_product(x, y, normalized=(True, True)))
+        return float(query.scores(self.similarity_matrix.normalize(y))[0])
 
-    def _query_with_unseen(self, text: str, role: Role) -> QueryVector | None:
-        """The query vector of ``text`` if it is a query with words outside the vocabulary."""
-        if role != "query" or self.unseen is None:
-            return None
-        query = self.query_vector(text)
-        return query if query.unseen else None
+    def _first_side(self, text: str, role: Role) -> QueryVector:
+        """x of an SCM as a query value: a query's (with its words outside the vocabulary) or a
+        document's; ValueError if its SCM is undefined."""
+        if role == "query":
+            return self.query_vector(text).require_norm()
+        return query_vector(self.similarity_matrix, self.vectorize(text, role=role)).require_norm()
 
     def explain(
         self,
@@ -363,17 +361,14 @@ class SoftCosineModel:
             1e-9 (to ``total``, the SCM before clipping to [-1, 1]). Empty, with score 0, when
             either text has no vocabulary term.
         """
+        query = self._first_side(text_a, roles[0])
         y = self.vectorize(text_b, role=roles[1])
         matrix = self.similarity_matrix
-        query = self._query_with_unseen(text_a, roles[0])
-        if query is not None:
-            norms = (query.norm, matrix.soft_norm(y)) if y.nnz else (0.0, 0.0)
-            score = query_scm(query, y, matrix)
-            return explain_vectors(matrix, query.weights, y, norms, score, top, query.unseen)
-        x = self.vectorize(text_a, role=roles[0])
-        score = float(matrix.inner_product(x, y, normalized=(True, True)))
-        norms = (matrix.soft_norm(x), matrix.soft_norm(y)) if x.nnz and y.nnz else (0.0, 0.0)
-        return explain_vectors(matrix, x, y, norms, score, top)
+        score = float(query.scores(matrix.normalize(y))[0])
+        norms = (0.0, 0.0)
+        if y.nnz and not query.empty:
+            norms = (query.norm, float(matrix.soft_norm(y)))
+        return explain_vectors(matrix, query.weights, y, norms, score, top, query.unseen)
 
     # -- identity and persistence ---------------------------------------------------------------
 
