@@ -1,6 +1,9 @@
 """The one set of defaults, read by every layer: the API, ``es-scm model build`` and ``eval``.
 
 Change a default here and the Python API, every command's option and its help text follow.
+Each group of options is an instance of its type in :mod:`es_scm.options`, checked when it is
+made; ``dataclasses.replace(SIMILARITY_DEFAULTS, threshold=0.3)`` is the defaults with one
+option changed.
 The values were chosen on training data only — SemEval-2016 train-part2, Cranfield, CISI, CACM,
 SciFact train, and random samples of them as small corpora — for the best *worst* gain over BM25
 across them (``scripts/choose_defaults.py``, ``results/choose_defaults*.json``,
@@ -29,21 +32,35 @@ Embeddings
 
 from __future__ import annotations
 
-from typing import Any
+from es_scm.options import (
+    COLUMN_ORDERS,
+    FUSIONS,
+    NEIGHBOR_MODES,
+    TRAINING_METHODS,
+    AutoOptions,
+    HybridOptions,
+    LevenshteinOptions,
+    SimilarityOptions,
+    TrainingOptions,
+    TrainingScale,
+)
 
 __all__ = [
     "AUTO_EMBEDDINGS",
+    "COLUMN_ORDERS",
     "DEFAULT_EMBEDDINGS",
     "DEFAULT_WEIGHTING",
     "EXPANSIONS",
     "FUSIONS",
     "GLOVE_EMBEDDINGS",
     "HYBRID_DEFAULTS",
+    "LEVENSHTEIN_DEFAULTS",
     "MAX_QUERY_WORDS",
     "NEIGHBOR_MODES",
     "SIMILARITY_DEFAULTS",
     "TRAINING_DEFAULTS",
     "TRAINING_METHODS",
+    "TRAINING_SCALE",
     "UNSEEN_LIMIT",
 ]
 
@@ -52,41 +69,36 @@ GLOVE_EMBEDDINGS = "glove-6b-50d"
 DEFAULT_EMBEDDINGS = "auto"
 #: ``embeddings="auto"`` (:mod:`es_scm.model.auto`): GloVe's weight when it is combined with vectors
 #: trained on the corpus, and the fewest tokens worth training on.
-AUTO_EMBEDDINGS: dict[str, Any] = {"glove_weight": 0.3, "min_training_tokens": 2_000}
+AUTO_EMBEDDINGS = AutoOptions(glove_weight=0.3, min_training_tokens=2_000)
 #: Query words outside the vocabulary get a column of S from the embeddings: the first this many
 #: words of each embeddings source outside the vocabulary are kept with a model
 #: (:mod:`es_scm.similarity.unseen`; 100,000 GloVe words take 10 MB as float16).
 UNSEEN_LIMIT = 100_000
-#: Where a term's neighbours are searched: see :mod:`es_scm.similarity.sources`.
-NEIGHBOR_MODES = ("terms", "vocabulary", "gensim")
-#: Column visiting orders of the greedy construction of S.
-COLUMN_ORDERS = ("rarest", "id")
 #: Where an index applies S: to the query at search time (x' = SᵀWx, the default) or to the
 #: documents at indexing time (Sy' stored; the query sends Wx only): :mod:`es_scm.elastic.query`.
 EXPANSIONS = ("query", "documents")
 
-SIMILARITY_DEFAULTS: dict[str, Any] = {
-    "nonzero_limit": 50,
-    "threshold": 0.5,
-    "exponent": 4.0,
-    "symmetric": True,
-    "dominant": False,
-    "neighbors": "terms",
-    "column_order": "rarest",
-}
+#: How S is built (see "Term similarity matrix (S)" above).
+SIMILARITY_DEFAULTS = SimilarityOptions(
+    nonzero_limit=50,
+    threshold=0.5,
+    exponent=4.0,
+    symmetric=True,
+    dominant=False,
+    neighbors="terms",
+    column_order="rarest",
+)
+#: Edit-distance similarities (``levenshtein=True``): SimBow's α = 1.8, β = 5 and distances up
+#: to 2, as gensim's ``LevenshteinSimilarityIndex``; mixed half and half with word embeddings.
+LEVENSHTEIN_DEFAULTS = LevenshteinOptions(weight=0.5, alpha=1.8, beta=5.0, max_distance=2)
 
 #: Hybrid search (BM25 fused with the SCM; :mod:`es_scm.fusion`, :mod:`es_scm.elastic.hybrid`):
-#: how the two are fused (the names of :data:`es_scm.fusion.FUSIONS`), the weight ``alpha`` of
-#: BM25 in a score fusion, RRF's constant, and how many candidates each side retrieves at least.
+#: how the two are fused (one of :data:`FUSIONS`, the names of the registry
+#: :data:`es_scm.fusion.FUSIONS`), the weight ``alpha`` of BM25 in a score fusion, RRF's
+#: constant, and how many candidates each side retrieves at least.
 #: ``max`` with α = 0.5 was above BM25 on every training collection (docs/QUALITY.md). A model
 #: may carry its own (``es-scm tune`` saves the best), which hybrid search then uses.
-FUSIONS = ("max", "linear", "zscore", "rrf")
-HYBRID_DEFAULTS: dict[str, Any] = {
-    "fusion": "max",
-    "alpha": 0.5,
-    "rrf_k": 60,
-    "depth": 100,
-}
+HYBRID_DEFAULTS = HybridOptions(fusion="max", alpha=0.5, rrf_k=60, depth=100)
 
 #: The most words a query may have (runs of letters and digits, stop words included): longer
 #: queries are refused in one line, not sent. Lucene's smallest clause limit is 1,024, so a
@@ -99,22 +111,21 @@ MAX_QUERY_WORDS = 1_000
 #: character n-grams of 3 to 5 (fastText) on small and mid-sized corpora, word2vec beyond.
 #: ``workers=None`` trains on one thread (the same vectors every run) while that takes seconds,
 #: on every CPU beyond; ``deterministic`` keeps one thread whatever the size.
-TRAINING_METHODS = ("auto", "word2vec", "fasttext")
-TRAINING_DEFAULTS: dict[str, Any] = {
-    "method": "auto",
-    "vector_size": 100,
-    "window": 5,
-    "min_count": None,
-    "epochs": None,
-    "sg": 1,
-    "seed": 12345,
-    "min_n": 3,
-    "max_n": 5,
-    "bucket": None,
-    "sample": 1e-3,
-    "workers": None,
-    "deterministic": False,
-}
+TRAINING_DEFAULTS = TrainingOptions(
+    method="auto",
+    vector_size=100,
+    window=5,
+    min_count=None,
+    epochs=None,
+    sg=1,
+    seed=12345,
+    min_n=3,
+    max_n=5,
+    bucket=None,
+    sample=1e-3,
+    workers=None,
+    deterministic=False,
+)
 #: How training scales with the corpus's T tokens (``results/choose_defaults*.json``,
 #: docs/QUALITY.md): epochs = round(``epoch_scale`` / √T) within [1, ``max_epochs``] — 100 at
 #: 10,000 tokens, 32 at 100,000, 11 at 800,000, 2 at 40 million: small corpora need many passes
@@ -123,14 +134,14 @@ TRAINING_DEFAULTS: dict[str, Any] = {
 #: n-gram table) above; ``min_count`` 2 for fastText, 5 for word2vec; the n-gram table holds
 #: 10 buckets per distinct token, within [``min_bucket``, ``max_bucket``]; one thread (the same
 #: vectors every run) below ``deterministic_max_passes`` tokens × epochs, every CPU above.
-TRAINING_SCALE: dict[str, int] = {
-    "epoch_scale": 10_000,
-    "max_epochs": 100,
-    "fasttext_max_tokens": 2_000_000,
-    "fasttext_min_count": 2,
-    "word2vec_min_count": 5,
-    "buckets_per_token": 10,
-    "min_bucket": 50_000,
-    "max_bucket": 2_000_000,
-    "deterministic_max_passes": 4_000_000,
-}
+TRAINING_SCALE = TrainingScale(
+    epoch_scale=10_000,
+    max_epochs=100,
+    fasttext_max_tokens=2_000_000,
+    fasttext_min_count=2,
+    word2vec_min_count=5,
+    buckets_per_token=10,
+    min_bucket=50_000,
+    max_bucket=2_000_000,
+    deterministic_max_passes=4_000_000,
+)

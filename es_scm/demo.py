@@ -166,6 +166,7 @@ def run_demo(
     """
     from es_scm.elastic import SCMIndex, client_from_env
     from es_scm.elastic.credentials import redact_url
+    from es_scm.elastic.query import bm25_query
     from es_scm.model import SoftCosineModel
     from es_scm.similarity import WordEmbeddings
 
@@ -225,9 +226,11 @@ def run_demo(
     started = time.perf_counter()
     try:
         for query in DEMO_QUERIES:
-            match = {"match": {"text": query.text}}
             response = client.search(
-                index=index, query=match, size=k, allow_partial_search_results=False
+                index=index,
+                query=bm25_query(query.text),
+                size=k,
+                allow_partial_search_results=False,
             )
             bm25 = [
                 (hit["_id"], float(hit["_score"]), texts[hit["_id"]])

@@ -84,7 +84,7 @@ class ScoreFusion(Fusion):
         The weight of BM25.
     """
 
-    alpha: float = HYBRID_DEFAULTS["alpha"]
+    alpha: float = HYBRID_DEFAULTS.alpha
     uses_scores: ClassVar[bool] = True
 
     def __post_init__(self) -> None:
@@ -130,7 +130,7 @@ def _apply(values: np.ndarray, shift: float, scale: float) -> np.ndarray:
 class MaxFusion(ScoreFusion):
     """``max``: each side divided by its largest score among the candidates."""
 
-    alpha: float = HYBRID_DEFAULTS["alpha"]
+    alpha: float = HYBRID_DEFAULTS.alpha
     name: ClassVar[str] = "max"
 
     @staticmethod
@@ -142,7 +142,7 @@ class MaxFusion(ScoreFusion):
 class LinearFusion(ScoreFusion):
     """``linear``: each side min-max normalized over the candidates."""
 
-    alpha: float = HYBRID_DEFAULTS["alpha"]
+    alpha: float = HYBRID_DEFAULTS.alpha
     name: ClassVar[str] = "linear"
 
     @staticmethod
@@ -155,7 +155,7 @@ class LinearFusion(ScoreFusion):
 class ZScoreFusion(ScoreFusion):
     """``zscore``: each side standardized over the candidates."""
 
-    alpha: float = HYBRID_DEFAULTS["alpha"]
+    alpha: float = HYBRID_DEFAULTS.alpha
     name: ClassVar[str] = "zscore"
 
     @staticmethod
@@ -173,7 +173,7 @@ class ReciprocalRankFusion(Fusion):
         The constant of Cormack et al.: a larger k flattens the weight of the top ranks.
     """
 
-    rrf_k: int = HYBRID_DEFAULTS["rrf_k"]
+    rrf_k: int = HYBRID_DEFAULTS.rrf_k
     name: ClassVar[str] = "rrf"
     uses_scores: ClassVar[bool] = False
 
@@ -191,19 +191,22 @@ FUSIONS: dict[str, type[Fusion]] = {
 }
 
 
-def fusion_from(name: str | None = None, **parameters: Any) -> Fusion:
-    """The fusion ``name`` (default :data:`~es_scm.defaults.HYBRID_DEFAULTS`) with its parameters.
+def fusion_from(
+    name: str | None = None, *, alpha: float | None = None, rrf_k: int | None = None
+) -> Fusion:
+    """The fusion ``name`` (default :data:`~es_scm.defaults.HYBRID_DEFAULTS`) from the registry,
+    with its parameters.
 
-    Parameters that the fusion does not take (``alpha`` for ``rrf``, ``rrf_k`` for the score
-    fusions) and ``None`` values are ignored, so the options of a command line can be passed
-    whole.
+    A parameter that the fusion does not take (``alpha`` for ``rrf``, ``rrf_k`` for the score
+    fusions) and ``None`` are ignored, so the options of a command line can be passed whole.
     """
-    name = HYBRID_DEFAULTS["fusion"] if name is None else name
+    name = HYBRID_DEFAULTS.fusion if name is None else name
     if name not in FUSIONS:
         raise ValueError(f"fusion must be one of {sorted(FUSIONS)}, got {name!r}")
     cls = FUSIONS[name]
     fields = cls.__dataclass_fields__  # type: ignore[attr-defined]
-    return cls(**{k: v for k, v in parameters.items() if k in fields and v is not None})
+    given = {"alpha": alpha, "rrf_k": rrf_k}
+    return cls(**{k: v for k, v in given.items() if k in fields and v is not None})
 
 
 def hybrid_settings(settings: Mapping[str, Any] | None) -> dict[str, Any] | None:
@@ -219,9 +222,10 @@ def hybrid_settings(settings: Mapping[str, Any] | None) -> dict[str, Any] | None
         return None
     if not isinstance(settings, Mapping):
         raise ValueError(f"hybrid settings must be a mapping, got {settings!r}")
-    unknown = sorted(set(settings) - set(HYBRID_DEFAULTS))
+    known = HYBRID_DEFAULTS.names()
+    unknown = sorted(set(settings) - set(known))
     if unknown:
-        raise ValueError(f"unknown hybrid setting {unknown[0]!r}; known: {sorted(HYBRID_DEFAULTS)}")
+        raise ValueError(f"unknown hybrid setting {unknown[0]!r}; known: {sorted(known)}")
     checked = dict(settings)
     fusion_from(checked.get("fusion"), alpha=checked.get("alpha"), rrf_k=checked.get("rrf_k"))
     if "depth" in checked:
@@ -255,8 +259,7 @@ def interpolate_scores(
 
 def reciprocal_rank_fusion(rankings: Iterable[Sequence[str]], k: int = 60) -> dict[str, float]:
     """RRF: Σ over the ranked lists of 1 / (k + rank of the document), ranks from 1."""
-    if isinstance(k, bool) or not isinstance(k, int) or k < 0:
-        raise ValueError(f"k must be an integer >= 0, got {k!r}")
+    k = check(k, "k", NON_NEGATIVE_INT)
     fused: dict[str, float] = {}
     for ranking in rankings:
         for rank, doc_id in enumerate(ranking, start=1):

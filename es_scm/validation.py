@@ -31,6 +31,7 @@ __all__ = [
     "AnyOf",
     "Boolean",
     "Constraint",
+    "Described",
     "Interval",
     "MappingOf",
     "Options",
@@ -211,6 +212,20 @@ class MappingOf(Constraint):
             return self.what
         values = "any value" if self.values is None else self.values.describe()
         return f"a mapping of {self.keys.describe()} to {values}"
+
+
+@dataclass(frozen=True)
+class Described(Constraint):
+    """A value that fits ``inner``, described in the words ``what`` (e.g. "a positive integer")."""
+
+    inner: Constraint
+    what: str
+
+    def coerce(self, value: Any) -> Any:
+        return self.inner.coerce(value)
+
+    def describe(self) -> str:
+        return self.what
 
 
 def _number(value: float) -> str:

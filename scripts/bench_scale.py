@@ -214,13 +214,14 @@ def search_latency(
     """Latency of every method, query by query; ``exact@M``: exact mode keeping at most M
     expansion terms (the rest bounded, so the proof may need a larger window or fail)."""
     from es_scm.elastic import SCMIndex, Searcher
+    from es_scm.elastic.query import bm25_query
     from es_scm.model import BruteForceSearch
 
     index = SCMIndex(client, INDEX, model)
     brute = BruteForceSearch(model, [d["id"] for d in docs], [d["text"] for d in docs])
     methods = {
         "bm25": lambda q: client.search(
-            index=INDEX, query={"match": {"text": q}}, size=K, source=True, track_total_hits=False
+            index=INDEX, query=bm25_query(q), size=K, source=True, track_total_hits=False
         ),
         "native": lambda q: index.search(q, K, mode="native"),
         "exact": lambda q: index.search(q, K, mode="exact"),

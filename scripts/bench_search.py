@@ -49,6 +49,7 @@ sys.path.insert(0, str(REPO))
 from benchlib import plain_bulk, provenance  # noqa: E402  (scripts/benchlib.py)
 
 from es_scm.elastic import SCMIndex, client_from_env  # noqa: E402
+from es_scm.elastic.query import bm25_query  # noqa: E402
 from es_scm.evaluation.collections import read_cranfield, read_wikipedia_paragraphs  # noqa: E402
 from es_scm.model import BruteForceSearch, SoftCosineModel  # noqa: E402
 from es_scm.similarity import WordEmbeddings  # noqa: E402
@@ -200,9 +201,7 @@ def main() -> None:
     print(f"expansion pruning: {pruning}", flush=True)
     elasticsearch_methods = {
         # the whole _source, as es-scm fetches it: filtering would cost BM25 more, not less
-        "bm25": lambda q: client.search(
-            index=index.name, query={"match": {"text": q}}, size=K, source=True
-        ),
+        "bm25": lambda q: client.search(index=index.name, query=bm25_query(q), size=K, source=True),
         "native": lambda q: index.search(q, K, mode="native"),
         "exact": lambda q: index.search(q, K, mode="exact"),
         "exact_bool": lambda q: bool_index.search(q, K, mode="exact"),

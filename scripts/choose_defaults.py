@@ -44,6 +44,7 @@ sys.path.insert(0, str(REPO))
 from benchlib import provenance  # noqa: E402
 
 from es_scm.elastic import client_from_env  # noqa: E402
+from es_scm.elastic.query import bm25_query  # noqa: E402
 from es_scm.evaluation import semeval, semeval_data  # noqa: E402
 from es_scm.evaluation.collections import read_collection  # noqa: E402
 from es_scm.evaluation.metrics import average_precision  # noqa: E402
@@ -147,10 +148,8 @@ def bm25_runs(client: Any, collection: Collection, analyzer: str) -> dict[str, d
         runs = {}
         for question in collection.questions or [None]:
             for qid, query_text in _queries(collection, question):
-                query: dict[str, Any] = {"match": {"text": query_text}}
-                if question is not None:
-                    ids = {"ids": {"values": question.candidate_ids}}
-                    query = {"bool": {"must": query, "filter": ids}}
+                ids = question.candidate_ids if question is not None else None
+                query = bm25_query(query_text, ids=ids)
                 hits = client.search(index=index, query=query, size=1000, source=False)
                 runs[qid] = {h["_id"]: float(h["_score"]) for h in hits["hits"]["hits"]}
         return runs

@@ -27,6 +27,7 @@ LAYERS = [
     "documents",
     "tools",
     "defaults",
+    "options",
     "extras",
     "validation",
     "_version",

@@ -26,8 +26,8 @@ def test_epochs_shrink_as_one_over_the_square_root_of_the_tokens():
 
 
 def test_fasttext_for_small_corpora_word2vec_beyond():
-    small = EmbeddingTraining().plan(TRAINING_SCALE["fasttext_max_tokens"] - 1, 50_000)
-    large = EmbeddingTraining().plan(TRAINING_SCALE["fasttext_max_tokens"], 50_000)
+    small = EmbeddingTraining().plan(TRAINING_SCALE.fasttext_max_tokens - 1, 50_000)
+    large = EmbeddingTraining().plan(TRAINING_SCALE.fasttext_max_tokens, 50_000)
     assert (small.method, large.method) == ("fasttext", "word2vec")
     assert small.params["bucket"] == 10 * 50_000
     assert small.params["min_count"] == 2

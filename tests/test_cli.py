@@ -3,6 +3,7 @@ and every user-error path's exit code and one-line message."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -114,7 +115,9 @@ def test_model_build_help_follows_the_defaults(
 
     changed = {"neighbors": "vocabulary", "column_order": "id", "symmetric": False}
     monkeypatch.setattr(options, "DEFAULT_WEIGHTING", "raw-natural")
-    monkeypatch.setattr(options, "SIMILARITY_DEFAULTS", {**SIMILARITY_DEFAULTS, **changed})
+    monkeypatch.setattr(
+        options, "SIMILARITY_DEFAULTS", dataclasses.replace(SIMILARITY_DEFAULTS, **changed)
+    )
     code, out, _ = run(capsys, "model", "build", "--help")
     assert code == EXIT_OK
     text = " ".join(out.split())
@@ -165,7 +168,8 @@ def test_every_command_has_the_api_defaults(command: list[str]) -> None:
     }[tuple(command)]
     args = build_parser().parse_args([*command, *required])
     options = model_options(args)
-    assert {key: options[key] for key in SIMILARITY_DEFAULTS} == SIMILARITY_DEFAULTS
+    defaults = SIMILARITY_DEFAULTS.as_dict()
+    assert {key: options[key] for key in defaults} == defaults
     assert options["document_weighting"] == TermWeighting.from_spec(DEFAULT_WEIGHTING)
     assert options["query_weighting"] is None  # the model's rule: as the documents
 

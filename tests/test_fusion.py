@@ -26,7 +26,7 @@ CANDIDATES = ["a", "b", "c"]
 
 def test_the_registry_holds_the_names_the_options_offer():
     assert set(FUSIONS) == set(FUSION_NAMES)
-    assert HYBRID_DEFAULTS["fusion"] in FUSIONS
+    assert HYBRID_DEFAULTS.fusion in FUSIONS
 
 
 def test_max_divides_each_side_by_its_largest_score():
@@ -81,10 +81,10 @@ def test_the_bound_holds_for_every_document_below_both_lists(cls):
 
 def test_fusion_from_ignores_what_a_fusion_does_not_take_and_checks_the_rest():
     assert fusion_from("rrf", alpha=0.3, rrf_k=10) == ReciprocalRankFusion(10)
-    assert fusion_from("max", alpha=None) == MaxFusion(HYBRID_DEFAULTS["alpha"])
+    assert fusion_from("max", alpha=None) == MaxFusion(HYBRID_DEFAULTS.alpha)
     assert fusion_from().describe() == {
-        "fusion": HYBRID_DEFAULTS["fusion"],
-        "alpha": HYBRID_DEFAULTS["alpha"],
+        "fusion": HYBRID_DEFAULTS.fusion,
+        "alpha": HYBRID_DEFAULTS.alpha,
     }
     with pytest.raises(ValueError, match="fusion must be one of"):
         fusion_from("mean")

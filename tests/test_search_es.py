@@ -75,6 +75,22 @@ def test_exact_equals_brute_force_on_every_cranfield_query(
     assert np.mean(recalls) >= 0.99
 
 
+def test_exact_scores_are_the_brute_forces_bit_for_bit(
+    cranfield, cranfield_reference, cranfield_index
+):
+    # one score path (es_scm.similarity.scoring): no rounding reconciles two arithmetics
+    position = {doc_id: n for n, doc_id in enumerate(cranfield_reference.ids.tolist())}
+    for query in cranfield.queries.values():
+        scores = cranfield_reference.scores(query)
+        np.testing.assert_array_equal(
+            cranfield_reference.scores(query, every_document=True), scores
+        )
+        exact = cranfield_index.search(query, K, mode="exact")
+        assert [hit.score for hit in exact] == [scores[position[hit.id]] for hit in exact]
+    rescored = cranfield_index.rescore(query, ids=list(position)[:50])
+    assert [hit.score for hit in rescored] == [scores[position[hit.id]] for hit in rescored]
+
+
 def test_native_score_is_elasticsearchs_scm_in_every_mode(cranfield, cranfield_index):
     query = cranfield.queries["7"]
     native = {h.id: h for h in cranfield_index.search(query, 20, mode="native")}

@@ -10,7 +10,8 @@ import scipy.sparse as sp
 
 from es_scm.model import BruteForceSearch, SoftCosineModel
 from es_scm.similarity import TermSimilarityMatrix, WordEmbeddings
-from es_scm.similarity.unseen import UnseenTerms, UnseenWord, query_vector
+from es_scm.similarity.scoring import query_vector
+from es_scm.similarity.unseen import UnseenTerms, UnseenWord
 
 TEXTS = ["a red car on the road", "an old car in the garage", "a fast train to the city"]
 # 2-d vectors: automobile is close to car (cos 0.96), far from the others

@@ -43,7 +43,7 @@ def add_training_options(parser: argparse.ArgumentParser) -> None:
         ("workers", "training threads"),
     ):
         flag = "--train-" + name.replace("_", "-").replace("vector-size", "size")
-        default = d[name]
+        default = getattr(d, name)
         shown = "scaled to the corpus" if default is None else default
         if name == "workers":
             shown = "one while training takes seconds, else every CPU"

@@ -254,7 +254,7 @@ def _effective_hybrid(args: argparse.Namespace, model: Any) -> dict[str, Any]:
     """The fusion hybrid search used: the options given, else the model's, else the defaults."""
     from es_scm.elastic.hybrid import hybrid_options
 
-    return hybrid_options(model.hybrid, **hybrid_kwargs(args))
+    return hybrid_options(model.hybrid, **hybrid_kwargs(args)).as_dict()
 
 
 def _embeddings_name(info: dict[str, Any]) -> str:

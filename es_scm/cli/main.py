@@ -23,9 +23,11 @@ mismatch, index not found, empty query, ...), printed as one line ``es-scm: erro
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import sys
 import traceback
+from collections.abc import Iterator
 from typing import Any
 
 from es_scm._version import __version__
@@ -93,13 +95,23 @@ class _StderrHandler(logging.StreamHandler):
         pass
 
 
-def _configure_logging(verbose: bool) -> None:
-    """es-scm's messages on stderr: warnings, and progress with ``--verbose``."""
+@contextlib.contextmanager
+def _logging_to_stderr(verbose: bool) -> Iterator[None]:
+    """es-scm's messages on stderr while a command runs: warnings, and progress with
+    ``--verbose``; the logger is left as it was afterwards (``main`` may run in a process that
+    goes on, such as a test session or a notebook)."""
     logger = logging.getLogger("es_scm")
-    if not any(isinstance(handler, _StderrHandler) for handler in logger.handlers):
-        logger.addHandler(_StderrHandler())
-        logger.propagate = False
+    saved = logger.level, logger.propagate
+    handler = _StderrHandler()
+    logger.addHandler(handler)
+    logger.propagate = False
     logger.setLevel(logging.INFO if verbose else logging.WARNING)
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(saved[0])
+        logger.propagate = saved[1]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -111,8 +123,7 @@ def main(argv: list[str] | None = None) -> int:
         return exit_.code if isinstance(exit_.code, int) else EXIT_USAGE
     args.command_line = ["es-scm", *(sys.argv[1:] if argv is None else argv)]  # for provenance
     verbose = bool(getattr(args, "verbose", False))
-    _configure_logging(verbose)
-    with redacted_stderr(secrets(args)):
+    with _logging_to_stderr(verbose), redacted_stderr(secrets(args)):
         return _run(args, verbose)
 
 

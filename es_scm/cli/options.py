@@ -24,12 +24,12 @@ from es_scm.defaults import (
     NEIGHBOR_MODES,
     SIMILARITY_DEFAULTS,
 )
+from es_scm.options import LevenshteinOptions, SimilarityOptions
 from es_scm.validation import (
     FRACTION,
     NON_NEGATIVE_INT,
     POSITIVE_INT,
     AnyOf,
-    Interval,
     argparse_type,
 )
 
@@ -50,7 +50,7 @@ __all__ = [
 
 positive_int = argparse_type(POSITIVE_INT)
 non_negative_int = argparse_type(NON_NEGATIVE_INT)
-_LEVENSHTEIN = Interval(float, 0.0, 1.0, closed="neither")
+_SIMILARITY = SimilarityOptions.CONSTRAINTS  # the API's checks, as argparse types
 
 
 def _count_or_fraction(text: str) -> int | float:
@@ -177,7 +177,7 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
         nargs="?",
         const=True,
         default=False,
-        type=argparse_type(_LEVENSHTEIN, float),
+        type=argparse_type(LevenshteinOptions.CONSTRAINTS["weight"], float),
         metavar="WEIGHT",
         help="add edit-distance similarity; alone it is S, with embeddings WEIGHT in (0, 1) mixes "
         "the two (bare flag: 0.5)",
@@ -185,49 +185,49 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
     sim.add_argument(
         "--nonzero-limit",
         type=non_negative_int,
-        default=d["nonzero_limit"],
+        default=d.nonzero_limit,
         metavar="N",
-        help=f"most off-diagonal non-zeros per column of S (default {d['nonzero_limit']})",
+        help=f"most off-diagonal non-zeros per column of S (default {d.nonzero_limit})",
     )
     sim.add_argument(
         "--threshold",
-        type=argparse_type(Interval(float, -1.0, 1.0, closed="left"), float),
-        default=d["threshold"],
-        help=f"keep similarities above it (default {d['threshold']})",
+        type=argparse_type(_SIMILARITY["threshold"], float),
+        default=d.threshold,
+        help=f"keep similarities above it (default {d.threshold})",
     )
     sim.add_argument(
         "--exponent",
-        type=argparse_type(Interval(float, 0.0, None, closed="neither"), float),
-        default=d["exponent"],
-        help=f"raise similarities to it (default {d['exponent']})",
+        type=argparse_type(_SIMILARITY["exponent"], float),
+        default=d.exponent,
+        help=f"raise similarities to it (default {d.exponent})",
     )
     sim.add_argument(
         "--symmetric",
         action=argparse.BooleanOptionalAction,
-        default=d["symmetric"],
-        help=f"make S symmetric (default: {_yes_no(d['symmetric'])})",
+        default=d.symmetric,
+        help=f"make S symmetric (default: {_yes_no(d.symmetric)})",
     )
     sim.add_argument(
         "--dominant",
         action=argparse.BooleanOptionalAction,
-        default=d["dominant"],
+        default=d.dominant,
         help="make S strictly diagonally dominant, hence positive definite "
-        f"(default: {_yes_no(d['dominant'])})",
+        f"(default: {_yes_no(d.dominant)})",
     )
     sim.add_argument(
         "--neighbors",
         choices=NEIGHBOR_MODES,
-        default=d["neighbors"],
+        default=d.neighbors,
         help="look for a term's neighbours among the corpus terms (terms), the whole embedding "
         "vocabulary (vocabulary), or as gensim does, bit for bit (gensim) "
-        f"(default {d['neighbors']})",
+        f"(default {d.neighbors})",
     )
     sim.add_argument(
         "--column-order",
         choices=COLUMN_ORDERS,
-        default=d["column_order"],
+        default=d.column_order,
         help=f"fill S's columns rarest term first (rarest) or by term id (id) "
-        f"(default {d['column_order']})",
+        f"(default {d.column_order})",
     )
     vocab = parser.add_argument_group("vocabulary and weighting")
     vocab.add_argument(
@@ -275,18 +275,18 @@ def add_hybrid_options(parser: argparse.ArgumentParser, title: str) -> None:
         "--fusion",
         choices=FUSIONS,
         help=f"max: α·BM25/max + (1−α)·SCM/max; linear: the same min-max normalized; zscore: "
-        f"standardized; rrf: reciprocal rank fusion (default {d['fusion']})",
+        f"standardized; rrf: reciprocal rank fusion (default {d.fusion})",
     )
     group.add_argument(
         "--alpha",
         type=argparse_type(FRACTION, float),
-        help=f"weight of BM25 in a max, linear or zscore fusion (default {d['alpha']})",
+        help=f"weight of BM25 in a max, linear or zscore fusion (default {d.alpha})",
     )
     group.add_argument(
         "--rrf-k",
         type=non_negative_int,
         metavar="K",
-        help=f"the constant of reciprocal rank fusion (default {d['rrf_k']})",
+        help=f"the constant of reciprocal rank fusion (default {d.rrf_k})",
     )
 
 
@@ -317,7 +317,7 @@ def model_options(args: argparse.Namespace) -> dict[str, Any]:
         "document_weighting": args.weighting,
         "query_weighting": args.query_weighting,
         "levenshtein": args.levenshtein,
-        **{key: getattr(args, key) for key in SIMILARITY_DEFAULTS},
+        **{key: getattr(args, key) for key in SIMILARITY_DEFAULTS.names()},
     }
 
 

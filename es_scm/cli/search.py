@@ -56,7 +56,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--depth",
         type=positive_int,
         help="hybrid: candidates each side retrieves, at least k "
-        f"(default: the model's, else {HYBRID_DEFAULTS['depth']})",
+        f"(default: the model's, else {HYBRID_DEFAULTS.depth})",
     )
     parser.add_argument(
         "--from",

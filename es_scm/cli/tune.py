@@ -61,7 +61,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default="",
         metavar="F1,F2,…",
         help=f"also tune hybrid search with these fusions: {', '.join(FUSIONS)} (default: "
-        f"{HYBRID_DEFAULTS['fusion']} when --alphas is given); --out saves the best one in the "
+        f"{HYBRID_DEFAULTS.fusion} when --alphas is given); --out saves the best one in the "
         "model, which hybrid search then uses",
     )
     group.add_argument(
@@ -207,7 +207,7 @@ def fusions_from_args(args: argparse.Namespace) -> list[Any]:
     except ValueError:
         raise CLIError(f"--alphas: expected numbers in [0, 1], got {args.alphas!r}") from None
     if alphas and not names:
-        names = [HYBRID_DEFAULTS["fusion"]]
+        names = [HYBRID_DEFAULTS.fusion]
     unknown = [name for name in names if name not in FUSIONS]
     if unknown:
         raise CLIError(f"--fusions: unknown fusion {unknown[0]!r} (choose from {FUSIONS})")

@@ -1,6 +1,6 @@
 r"""Explanations of search hits: which term pairs of the query and a hit make up its SCM.
 
-A hit's exact score (:meth:`~es_scm.elastic.query.ExpandedQuery.exact_score`) is computed from
+A hit's exact score (:meth:`~es_scm.elastic.query.ExpandedQuery.exact_scores`) is computed from
 the query's weighted vector x, its soft norm :math:`\lVert x\rVert_S` and the hit's stored
 normalized vector :math:`y' = Wy / \lVert Wy\rVert_S` (float64, from ``_source``):
 
@@ -23,10 +23,10 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
-import scipy.sparse as sp
 
 from es_scm.elastic.query import ExpandedQuery
 from es_scm.model.explanation import Explanation, explain_vectors
+from es_scm.similarity.scoring import stored_rows
 
 if TYPE_CHECKING:  # pragma: no cover
     from es_scm.model import SoftCosineModel
@@ -64,15 +64,11 @@ def explain_stored(
     Returns
     -------
     Explanation
-        ``score`` is ``expanded.exact_score(terms, values)``; the document weights are y'
-        (``document_norm`` 1).
+        ``score`` is the hit's exact score (``expanded.exact_scores``); the document weights
+        are y' (``document_norm`` 1).
     """
-    n_terms = len(model.terms)
-    order = np.argsort(terms, kind="stable")
-    y = sp.csr_matrix(
-        (values[order], terms[order], [0, len(terms)]), shape=(1, n_terms), dtype=np.float64
-    )
-    score = expanded.exact_score(terms, values)
+    y = stored_rows([(terms, values)], len(model.terms))
+    score = float(expanded.vector.scores(y)[0])
     norms = (expanded.norm, 1.0) if len(terms) else (0.0, 0.0)
     return explain_vectors(
         model.similarity_matrix, expanded.weights, y, norms, score, top, expanded.unseen

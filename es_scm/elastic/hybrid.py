@@ -33,13 +33,14 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from es_scm.defaults import FUSIONS, HYBRID_DEFAULTS
+from es_scm.defaults import HYBRID_DEFAULTS
 from es_scm.elastic.calls import Plan, search_call
+from es_scm.elastic.query import bm25_query
 from es_scm.elastic.results import Hit, SearchResult
-from es_scm.elastic.schema import TEXT_FIELD, public_source, stored_vector
+from es_scm.elastic.schema import public_source, stored_vector
 from es_scm.fusion import Fusion, ScoreFusion, fusion_from
 from es_scm.model.brute_force import rank
-from es_scm.validation import FRACTION, NON_NEGATIVE_INT, POSITIVE_INT, Options, check
+from es_scm.options import HybridOptions
 
 if TYPE_CHECKING:  # pragma: no cover
     from es_scm.elastic.query import ExpandedQuery
@@ -50,40 +51,35 @@ ExactPlan = Callable[["ExpandedQuery", int, int, list], Plan]
 
 __all__ = ["HybridOptions", "hybrid_options", "hybrid_plan", "make_fusion"]
 
-HybridOptions = dict[str, Any]
-_CONSTRAINTS = {
-    "fusion": Options(FUSIONS),
-    "alpha": FRACTION,
-    "rrf_k": NON_NEGATIVE_INT,
-    "depth": POSITIVE_INT,
-}
 
-
-def hybrid_options(model_defaults: Mapping[str, Any] | None = None, **given: Any) -> HybridOptions:
-    """The hybrid options: ``fusion``, ``alpha``, ``rrf_k``, ``depth``.
+def hybrid_options(
+    model_defaults: Mapping[str, Any] | None = None,
+    *,
+    fusion: str | None = None,
+    alpha: float | None = None,
+    rrf_k: int | None = None,
+    depth: int | None = None,
+) -> HybridOptions:
+    """The hybrid options of a search (:class:`~es_scm.options.HybridOptions`, checked).
 
     A ``None`` takes the model's own (``model_defaults``, what ``es-scm tune`` saved), else
     :data:`~es_scm.defaults.HYBRID_DEFAULTS`. ``alpha`` (``rrf_k``) given for a fusion that does
     not use it is an error, so that a setting is never silently ignored.
     """
-    unknown = sorted(set(given) - set(HYBRID_DEFAULTS))
-    if unknown:
-        raise TypeError(f"unknown hybrid option {unknown[0]!r}")
-    base = {**HYBRID_DEFAULTS, **(model_defaults or {})}
-    if given.get("fusion") is not None and given["fusion"] != base["fusion"]:
-        base = {**HYBRID_DEFAULTS, "depth": base["depth"]}  # another fusion: its own defaults
-    options = {**base, **{k: v for k, v in given.items() if v is not None}}
-    options = {name: check(options[name], name, _CONSTRAINTS[name]) for name in HYBRID_DEFAULTS}
-    uses_alpha = options["fusion"] != "rrf"
-    unused = "rrf_k" if uses_alpha else "alpha"
-    if given.get(unused) is not None:
-        raise ValueError(f"{unused} does not apply to fusion={options['fusion']!r}")
+    given = {"fusion": fusion, "alpha": alpha, "rrf_k": rrf_k, "depth": depth}
+    base = {**HYBRID_DEFAULTS.as_dict(), **(model_defaults or {})}
+    if fusion is not None and fusion != base["fusion"]:  # another fusion: its own defaults
+        base = {**HYBRID_DEFAULTS.as_dict(), "depth": base["depth"]}
+    options = HybridOptions(**{**base, **{k: v for k, v in given.items() if v is not None}})
+    unused = "rrf_k" if options.fusion != "rrf" else "alpha"
+    if given[unused] is not None:
+        raise ValueError(f"{unused} does not apply to fusion={options.fusion!r}")
     return options
 
 
 def make_fusion(options: HybridOptions) -> Fusion:
-    """The :class:`~es_scm.fusion.Fusion` of checked hybrid options."""
-    return fusion_from(options["fusion"], alpha=options["alpha"], rrf_k=options["rrf_k"])
+    """The :class:`~es_scm.fusion.Fusion` of hybrid options (from the registry, by name)."""
+    return fusion_from(options.fusion, alpha=options.alpha, rrf_k=options.rrf_k)
 
 
 def hybrid_plan(
@@ -101,7 +97,7 @@ def hybrid_plan(
     """
     k, from_ = page
     need = from_ + k
-    depth = max(options["depth"], need)
+    depth = max(options.depth, need)
     bm25_hits = yield from _bm25(target, query, depth, filters)
     bm25 = {doc_id: score for doc_id, score, _ in bm25_hits}
     sources = {doc_id: source for doc_id, _, source in bm25_hits}
@@ -154,9 +150,7 @@ def hybrid_plan(
 
 def _bm25(target: Target, query: str, size: int, filters: list[dict[str, Any]]) -> Plan:
     """BM25's top ``size``: (id, score, source) best first."""
-    match: dict[str, Any] = {"match": {TEXT_FIELD: query}}
-    if filters:
-        match = {"bool": {"must": [match], "filter": filters}}
+    match = bm25_query(query, filters)
     kwargs = {"index": target.name, "query": match, "size": size, "source": True}
     response = yield search_call(**kwargs, track_total_hits=False)
     return [(h["_id"], float(h["_score"]), h["_source"]) for h in target.hits(response)]
@@ -166,9 +160,7 @@ def _bm25_of(target: Target, query: str, ids: list[str]) -> Plan:
     """The BM25 scores of the given documents (those without a matching term are left out)."""
     if not ids:
         return {}
-    match = {
-        "bool": {"must": [{"match": {TEXT_FIELD: query}}], "filter": [{"ids": {"values": ids}}]}
-    }
+    match = bm25_query(query, ids=ids)
     kwargs = {"index": target.name, "query": match, "size": len(ids), "source": False}
     response = yield search_call(**kwargs, track_total_hits=False)
     return {h["_id"]: float(h["_score"]) for h in target.hits(response)}
@@ -181,8 +173,7 @@ def _exact_scores(
     bm25_hits: list[tuple[str, float, dict]],
 ) -> dict[str, float]:
     """The exact SCM of every candidate: the SCM side's, or from a BM25 hit's stored vector."""
-    scores = dict(scm)
-    for doc_id, _, source in bm25_hits:
-        if doc_id not in scores:
-            scores[doc_id] = expanded.exact_score(*stored_vector(source))
+    others = {doc_id: source for doc_id, _, source in bm25_hits if doc_id not in scm}
+    exact = expanded.exact_scores([stored_vector(source) for source in others.values()])
+    scores = {**scm, **dict(zip(others, exact, strict=True))}
     return {c: scores.get(c, 0.0) for c in candidates}

@@ -114,9 +114,9 @@ class _Windows:
 
     def add(self, hits: list[dict], requested: int) -> None:
         """The next ``requested`` native hits (fewer: Elasticsearch had no more matches)."""
-        for h in hits:
-            exact = self.expanded.exact_score(*stored_vector(h["_source"]))
-            self.fetched[h["_id"]] = (exact, h["_score"], h["_source"])
+        exact = self.expanded.exact_scores([stored_vector(h["_source"]) for h in hits])
+        for h, score in zip(hits, exact, strict=True):
+            self.fetched[h["_id"]] = (score, h["_score"], h["_source"])
             self.lowest_native = min(self.lowest_native, h["_score"])
         self.exhaustive = len(hits) < requested
         bound = self.expanded.unseen_upper_bound(0.0 if self.exhaustive else self.lowest_native)
@@ -303,7 +303,8 @@ def rescore_plan(
         call = search_call(index=target.name, query=dict(es_query), size=size, source=True)
         hits = target.hits((yield call))
         documents, missing = {h["_id"]: h["_source"] for h in hits}, []
-    scored = [(i, expanded.exact_score(*stored_vector(s))) for i, s in documents.items()]
+    exact = expanded.exact_scores([stored_vector(s) for s in documents.values()])
+    scored = list(zip(documents, exact, strict=True))
     hits_out = [
         Hit(i, score, public_source(documents[i]), vector=stored_vector(documents[i]))
         for i, score in rank(scored)[: k if k else None]  # no native score: not searched

@@ -42,7 +42,14 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 import scipy.sparse as sp
 
-from es_scm.elastic.schema import EXPANDED_FIELD, EXPANSIONS, FEATURE_VALUE_ERROR, VECTOR_FIELD
+from es_scm.elastic.schema import (
+    EXPANDED_FIELD,
+    EXPANSIONS,
+    FEATURE_VALUE_ERROR,
+    TEXT_FIELD,
+    VECTOR_FIELD,
+)
+from es_scm.similarity.scoring import QueryVector, stored_rows
 from es_scm.similarity.unseen import UnseenWord
 from es_scm.validation import POSITIVE_INT, Options, check
 
@@ -54,6 +61,7 @@ __all__ = [
     "ExpandedQuery",
     "QueryTooLongError",
     "QueryType",
+    "bm25_query",
     "check_query_length",
     "clause_count",
     "expand_query",
@@ -71,7 +79,7 @@ _NO_VALUES = np.zeros(0, dtype=np.float64)
 
 @dataclass
 class ExpandedQuery:
-    """A query vector x = W(q), its soft norm ‖x‖_S and its expansion x' = Sᵀx (Theorem 4.1).
+    """A query's value (``vector``: x = W(q), x' = Sᵀx and ‖x‖_S, Theorem 4.1) and its clauses.
 
     The terms sent to Elasticsearch (the expansion's, or the query's own for an index with
     document-side expansion, on ``field``) are ``clause_terms`` with the weights
@@ -81,18 +89,34 @@ class ExpandedQuery:
     x'ᵀy' is at most ``pruned_mass``.
     """
 
-    weights: sp.csr_matrix
-    norm: float
-    expansion: np.ndarray  # dense x' over the vocabulary, float64
+    vector: QueryVector
     clause_terms: np.ndarray
     clause_weights: np.ndarray
     pruned_terms: int
     pruned_mass: float
     has_negative: bool
     field: str = VECTOR_FIELD
-    unseen: tuple[UnseenWord, ...] = ()
     extra_terms: np.ndarray = dataclasses.field(default_factory=lambda: _NO_IDS)
     extra_weights: np.ndarray = dataclasses.field(default_factory=lambda: _NO_VALUES)
+
+    @property
+    def weights(self) -> sp.csr_matrix:
+        """x = W(q) over the vocabulary."""
+        return self.vector.weights
+
+    @property
+    def norm(self) -> float:
+        """‖x‖_S (with the query's words outside the vocabulary)."""
+        return self.vector.norm
+
+    @property
+    def expansion(self) -> np.ndarray:
+        """x' over the vocabulary, dense (float64)."""
+        return self.vector.expansion.toarray().ravel()
+
+    @property
+    def unseen(self) -> tuple[UnseenWord, ...]:
+        return self.vector.unseen
 
     @property
     def clauses(self) -> list[tuple[int, float]]:
@@ -149,17 +173,13 @@ class ExpandedQuery:
             return {"bool": {"must": [query], "filter": list(filter)}}
         return query
 
-    def numerator(self, terms: np.ndarray, values: np.ndarray) -> float:
-        """x'ᵀy' = (Wx)ᵀS(Wy)/‖Wy‖_S for a document's normalized vector y' (Theorem 4.1)."""
-        if not len(terms):
-            return 0.0
-        return float(np.dot(self.expansion[terms], values))
-
-    def exact_score(self, terms: np.ndarray, values: np.ndarray) -> float:
-        """SCM(x, y) = x'ᵀy' / ‖Wx‖_S, clipped to [−1, 1] as gensim does (0 for empty sides)."""
-        if not len(terms) or self.norm <= 0.0:
-            return 0.0
-        return float(min(1.0, max(-1.0, self.numerator(terms, values) / self.norm)))
+    def exact_scores(self, documents: Sequence[tuple[np.ndarray, np.ndarray]]) -> list[float]:
+        """SCM(x, y) = x'ᵀy' / ‖Wx‖_S of documents given by their stored y' as (term ids,
+        values), in one product (:meth:`~es_scm.similarity.scoring.QueryVector.scores`)."""
+        if not documents:
+            return []
+        rows = stored_rows(documents, self.vector.expansion.shape[1])
+        return self.vector.scores(rows).tolist()
 
     def native_score(self, es_score: float) -> float:
         """Elasticsearch's estimate of the SCM: its score divided by the query's soft norm."""
@@ -196,6 +216,22 @@ def check_query_length(text: str, limit: int) -> int:
     return words
 
 
+def bm25_query(
+    text: str, filters: Sequence[Mapping[str, Any]] = (), ids: Sequence[str] | None = None
+) -> dict[str, Any]:
+    """BM25: Elasticsearch's ``match`` query of ``text`` on the text field, analyzed by the
+    field's analyzer (the index's ``text_analyzer``), restricted by the ``filters`` clauses and,
+    if given, to the documents ``ids`` (restrictions change no score).
+
+    The one BM25 query of es-scm: hybrid search, tuning, the evaluations and the demo send it.
+    """
+    match = {"match": {TEXT_FIELD: text}}
+    restrictions = [*filters, *([{"ids": {"values": list(ids)}}] if ids is not None else [])]
+    if not restrictions:
+        return match
+    return {"bool": {"must": [match], "filter": restrictions}}
+
+
 def clause_count(clause: Mapping[str, Any]) -> int:
     """The Lucene clauses an Elasticsearch query clause adds to a query, as far as its JSON says:
     a ``bool``'s are its clauses', any other clause is one (the cluster's clause limit counts
@@ -230,14 +266,8 @@ def expand_query(
     max_clauses = check(max_clauses, "max_clauses", POSITIVE_INT)
     side = check(expansion, "expansion", Options(EXPANSIONS))
     matrix = model.similarity_matrix
-    vector = model.query_vector(text)
-    weights, expanded, norm = vector.weights, vector.expansion, vector.norm
-    dense = _dense(expanded, len(model.terms))
-    if (weights.nnz or vector.unseen) and norm <= 0.0:
-        raise ValueError(
-            "the query's squared soft norm xᵀSx is not positive: S is not positive "
-            "semi-definite on it (negative similarities?)"
-        )
+    vector = model.query_vector(text).require_norm()
+    weights, expanded = vector.weights, vector.expansion
     # the index holds y' (send x') or Sy' (send Wx, and the unseen words' Eᵀx_W on y')
     sent = [(expanded, 1.0)] if side == "query" else [(weights, matrix.spectral_norm_bound)]
     if side == "documents" and vector.unseen_expansion is not None:
@@ -245,16 +275,13 @@ def expand_query(
     kept, pruned_terms, pruned_mass = _select(sent, max_clauses)
     (terms, values), extra = kept[0], kept[1] if len(kept) > 1 else (_NO_IDS, _NO_VALUES)
     return ExpandedQuery(
-        weights=weights,
-        norm=norm,
-        expansion=dense,
+        vector=vector,
         clause_terms=terms,
         clause_weights=values,
         pruned_terms=pruned_terms,
         pruned_mass=pruned_mass,
         has_negative=bool((expanded.data < 0).any() or (weights.data < 0).any()),
         field=VECTOR_FIELD if side == "query" else EXPANDED_FIELD,
-        unseen=vector.unseen,
         extra_terms=extra[0],
         extra_weights=extra[1],
     )
@@ -292,9 +319,3 @@ def _select(
         if left:
             mass += float(np.linalg.norm(left)) * (factor() if callable(factor) else factor)
     return kept, len(dropped), mass
-
-
-def _dense(vector: sp.csr_matrix, n_terms: int) -> np.ndarray:
-    values = np.zeros(n_terms, dtype=np.float64)
-    values[vector.indices] = vector.data
-    return values

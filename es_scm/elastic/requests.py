@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from es_scm.defaults import EXPANSIONS
-from es_scm.elastic.hybrid import HybridOptions, hybrid_options
+from es_scm.elastic.hybrid import hybrid_options
+from es_scm.options import HybridOptions
 from es_scm.validation import (
     NON_NEGATIVE_INT,
     POSITIVE_INT,

@@ -30,8 +30,9 @@ The exactness argument
     window's exact top n is the brute-force exact top n. Otherwise the window doubles. Filters
     only remove documents from the matches, so the argument holds over the filtered set.
 
-Ranking ties are broken by document id (ascending), after rounding scores to 12 decimals
-(:func:`es_scm.model.brute_force.rank`, the brute force's rule too).
+Ranking ties are broken by document id (ascending) (:func:`es_scm.model.brute_force.rank`, the
+brute force's rule too): an exact score has the same bits here and in the brute force
+(:mod:`es_scm.similarity.scoring`), so equal scores are equal, with no rounding.
 
 Sync and asyncio
     :class:`SearchOperations` holds every operation once, as a plan

@@ -153,7 +153,7 @@ def elasticsearch_scores(
         afterwards unless ``keep_index``.
     """
     from es_scm.elastic import SCMIndex
-    from es_scm.elastic.schema import TEXT_FIELD
+    from es_scm.elastic.query import bm25_query
 
     name = index_name or f"es-scm-eval-semeval-{uuid.uuid4().hex[:10]}"
     index = SCMIndex(client, name, model)
@@ -181,12 +181,7 @@ def elasticsearch_scores(
             native[question.id] = {hit.id: hit.native_score for hit in result.hits}
             response = client.search(
                 index=name,
-                query={
-                    "bool": {
-                        "must": {"match": {TEXT_FIELD: query}},
-                        "filter": {"ids": {"values": ids}},
-                    }
-                },
+                query=bm25_query(query, ids=ids),
                 size=len(ids),
                 source=False,
                 allow_partial_search_results=False,

@@ -229,7 +229,7 @@ def run_collection(
     (TrecReport, runs)
     """
     from es_scm.elastic import SCMIndex, Searcher
-    from es_scm.elastic.schema import TEXT_FIELD
+    from es_scm.elastic.query import bm25_query
 
     if depth < 1:
         raise ValueError(f"depth must be at least 1, got {depth}")
@@ -257,11 +257,10 @@ def run_collection(
             seconds["index"] = _index_collection(index, collection, text_analyzer)
         timers = dict.fromkeys(runs, 0.0)
         for number, (qid, text) in enumerate(queries.items(), start=1):
-            match = {"match": {TEXT_FIELD: text}}
             started = time.perf_counter()
             response = client.search(
                 index=name,
-                query=match,
+                query=bm25_query(text),
                 size=depth,
                 source=False,
                 allow_partial_search_results=False,

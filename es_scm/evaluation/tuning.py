@@ -82,7 +82,7 @@ def bm25_scores(
     ``text_analyzer``, default ``standard``), in a temporary index that is deleted afterwards.
     """
     from es_scm.elastic import SCMIndex
-    from es_scm.elastic.schema import TEXT_FIELD
+    from es_scm.elastic.query import bm25_query
     from es_scm.model import SoftCosineModel
 
     name = f"es-scm-tune-{collection.name.lower()}-{uuid.uuid4().hex[:10]}"
@@ -96,9 +96,12 @@ def bm25_scores(
         client.indices.refresh(index=name)
         scores = {}
         for qid, text in collection.judged_queries().items():
-            query = {"match": {TEXT_FIELD: text}}
             response = client.search(
-                index=name, query=query, size=size, source=False, allow_partial_search_results=False
+                index=name,
+                query=bm25_query(text),
+                size=size,
+                source=False,
+                allow_partial_search_results=False,
             )
             hits = response["hits"]["hits"]
             scores[qid] = {hit["_id"]: float(hit["_score"]) for hit in hits}

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from es_scm.defaults import AUTO_EMBEDDINGS, GLOVE_EMBEDDINGS
+from es_scm.options import AutoOptions, check_fields
 from es_scm.similarity.training import EmbeddingTraining
 
 __all__ = ["AutoEmbeddings", "as_auto"]
@@ -55,17 +56,19 @@ class AutoEmbeddings:
         The weight of GloVe's S in the combination.
     min_training_tokens : int
         Below this many tokens, no training.
+
+    The last two are :class:`~es_scm.options.AutoOptions`, checked alike, with the defaults
+    :data:`es_scm.defaults.AUTO_EMBEDDINGS`.
     """
 
     training: EmbeddingTraining = field(default_factory=EmbeddingTraining)
-    glove_weight: float = AUTO_EMBEDDINGS["glove_weight"]
-    min_training_tokens: int = AUTO_EMBEDDINGS["min_training_tokens"]
+    glove_weight: float = AUTO_EMBEDDINGS.glove_weight
+    min_training_tokens: int = AUTO_EMBEDDINGS.min_training_tokens
 
     def __post_init__(self) -> None:
-        if not 0.0 < self.glove_weight < 1.0:
-            raise ValueError(f"glove_weight must be in (0, 1), got {self.glove_weight!r}")
-        if self.min_training_tokens < 0:
-            raise ValueError(f"min_training_tokens must be >= 0, got {self.min_training_tokens!r}")
+        if not isinstance(self.training, EmbeddingTraining):
+            raise ValueError(f"training must be an EmbeddingTraining, got {self.training!r}")
+        check_fields(self, AutoOptions.CONSTRAINTS)
 
     def choose(self, tokens: int) -> tuple[Any, dict[str, Any]]:
         """The embeddings for a corpus of ``tokens`` tokens, and the record of the choice.

@@ -2,19 +2,17 @@
 
 :class:`BruteForceSearch` is the one brute force of the library, used by the tests and the
 benchmarks. It is efficient, so that a benchmark against it is honest: the documents are
-normalized once (y' = Wy / ‖Wy‖_S, Theorem 4.2) and kept column-major, and a query costs one
-expansion x' = SᵀWx (Theorem 4.1; with the query's words outside the vocabulary:
+normalized once (y' = Wy / ‖Wy‖_S, Theorem 4.2) and kept column-major, and a query costs its
+value (x' = SᵀWx and ‖Wx‖_S, Theorem 4.1; with the query's words outside the vocabulary:
 :meth:`~es_scm.model.SoftCosineModel.query_vector`) and one sparse product over the documents'
 columns of the expansion's terms — the postings an inverted index would read, in memory
 (``every_document=True`` scores every document instead, row by row: a true brute force, the same
 scores). Every step is the term-similarity layer's own
-(:meth:`~es_scm.similarity.TermSimilarityMatrix.normalize`,
-:meth:`~es_scm.similarity.TermSimilarityMatrix.expand`,
-:meth:`~es_scm.similarity.TermSimilarityMatrix.soft_norm`).
+(:meth:`~es_scm.similarity.TermSimilarityMatrix.normalize`, and
+:meth:`~es_scm.similarity.scoring.QueryVector.scores`, which exact search's rescoring calls too:
+a document's score here has the same bits as in ``exact`` search).
 
-:func:`rank` is the ranking rule shared with Elasticsearch search: by score, rounded to
-:data:`TIE_DECIMALS` decimals so that floating-point noise between two arithmetic paths of the
-same formula cannot reorder equal scores, then by document id.
+:func:`rank` is the ranking rule shared with Elasticsearch search: by score, then by document id.
 """
 
 from __future__ import annotations
@@ -30,14 +28,12 @@ from es_scm.validation import POSITIVE_INT, check
 if TYPE_CHECKING:  # pragma: no cover
     from es_scm.model.soft_cosine import SoftCosineModel
 
-__all__ = ["TIE_DECIMALS", "BruteForceSearch", "rank"]
-
-TIE_DECIMALS = 12
+__all__ = ["BruteForceSearch", "rank"]
 
 
 def rank(scored: Iterable[tuple[str, float]]) -> list[tuple[str, float]]:
-    """``(id, score)`` pairs best first: by score (rounded to 12 decimals), then by id."""
-    return sorted(scored, key=lambda item: (-round(item[1], TIE_DECIMALS), item[0]))
+    """``(id, score)`` pairs best first: by score, then by id (equal scores)."""
+    return sorted(scored, key=lambda item: (-item[1], item[0]))
 
 
 class BruteForceSearch:
@@ -85,21 +81,14 @@ class BruteForceSearch:
 
         By default only the documents' columns of the expansion's terms are read (an inverted
         index in memory); ``every_document=True`` reads every stored value instead, one
-        row-major sparse product with the dense x' (the brute force an index must beat).
+        row-major sparse product (the brute force an index must beat).
         """
         vector = self.model.query_vector(query)
-        expansion, norm = vector.expansion, vector.norm
-        if norm <= 0.0:
-            return np.zeros(len(self.ids))
-        if every_document:
-            if self._rows is None:
-                self._rows = sp.csr_array(self.documents)
-            dense = np.zeros(self.documents.shape[1], dtype=np.float64)
-            dense[expansion.indices] = expansion.data
-            products = self._rows @ dense
-        else:
-            products = self.documents[:, expansion.indices] @ expansion.data
-        return np.clip(np.asarray(products, dtype=np.float64) / norm, -1.0, 1.0)
+        if not every_document:
+            return vector.scores(self.documents)
+        if self._rows is None:
+            self._rows = sp.csr_array(self.documents)
+        return vector.scores(self._rows)
 
     def search(
         self,
@@ -120,7 +109,6 @@ class BruteForceSearch:
             scores = np.where(np.isin(self.ids, np.asarray(list(among), dtype=object)), scores, 0.0)
         positive = np.flatnonzero(scores > 0)
         if len(positive) > k:
-            rounded = np.round(scores[positive], TIE_DECIMALS)
-            kth = np.partition(rounded, len(rounded) - k)[len(rounded) - k]
-            positive = positive[rounded >= kth]  # every document tied with the k-th stays in
+            kth = np.partition(scores[positive], len(positive) - k)[len(positive) - k]
+            positive = positive[scores[positive] >= kth]  # every document tied with the k-th stays
         return rank((self.ids[i], float(scores[i])) for i in positive)[:k]

@@ -13,43 +13,94 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
-from es_scm.defaults import SIMILARITY_DEFAULTS
+import numpy as np
+
 from es_scm.model.parallel import count_texts
+from es_scm.model.similarity_source import EmbeddingsLike, SimilaritySource, similarity_source
 from es_scm.model.text import Tokenizer
 from es_scm.model.trained import own_corpus_sink, resolve_embeddings
 from es_scm.model.vocabulary import Vocabulary
+from es_scm.options import LevenshteinOptions, SimilarityOptions
 from es_scm.similarity import TermSimilarityMatrix
-from es_scm.similarity.factory import SimilarityLike, build_similarity, build_unseen
+from es_scm.similarity.factory import (
+    SimilarityLike,
+    build_similarity,
+    build_unseen,
+    levenshtein_options,
+)
 from es_scm.similarity.unseen import UnseenTerms
-from es_scm.validation import NON_NEGATIVE_INT, check
+from es_scm.validation import NON_NEGATIVE_INT, POSITIVE_INT, OrNone, check, check_dtype
 
-__all__ = ["fit_parts"]
+__all__ = ["SimilarityRecipe", "fit_parts", "similarity_recipe"]
 
 logger = logging.getLogger(__name__)
 
 
+@dataclass(frozen=True)
+class SimilarityRecipe:
+    """How :meth:`SoftCosineModel.build` makes S and the unseen words, its arguments checked.
+
+    Parameters
+    ----------
+    source : SimilaritySource or None
+        Word vectors, or what makes them (:mod:`es_scm.model.similarity_source`).
+    similarity : TermSimilarityMatrix, callable or None
+        A ready S, or a function of the terms that makes it.
+    levenshtein : LevenshteinOptions or None
+    options : SimilarityOptions
+    dtype : numpy dtype
+        S's float dtype (from word vectors).
+    batch_size : int or None
+        Terms per matrix product.
+    unseen_limit : int
+        Words outside the vocabulary kept per source of word vectors.
+    """
+
+    source: SimilaritySource | None
+    similarity: SimilarityLike
+    levenshtein: LevenshteinOptions | None
+    options: SimilarityOptions
+    dtype: np.dtype
+    batch_size: int | None
+    unseen_limit: int
+
+
+def similarity_recipe(
+    embeddings: EmbeddingsLike,
+    similarity: SimilarityLike,
+    levenshtein: bool | float | LevenshteinOptions,
+    options: SimilarityOptions,
+    dtype: Any,
+    batch_size: int | None,
+    unseen_limit: int,
+) -> SimilarityRecipe:
+    """The checked recipe of ``build``'s arguments: each value read and checked here, once."""
+    return SimilarityRecipe(
+        similarity_source(embeddings),
+        similarity,
+        levenshtein_options(levenshtein),
+        options,
+        check_dtype(dtype),
+        check(batch_size, "batch_size", OrNone(POSITIVE_INT)),
+        check(unseen_limit, "unseen_limit", NON_NEGATIVE_INT),
+    )
+
+
 def fit_parts(
     texts: Iterable[str],
-    embeddings: Any,
+    recipe: SimilarityRecipe,
     *,
     tokenizer: Tokenizer | None,
     vocabulary: Vocabulary,
-    similarity: SimilarityLike,
-    levenshtein: bool | float,
     n_jobs: int | None,
-    unseen_limit: int,
-    similarity_options: dict[str, Any],
 ) -> tuple[Tokenizer, Vocabulary, TermSimilarityMatrix, UnseenTerms | None]:
     """The tokenizer, the fitted vocabulary, S and the unseen words (the arguments of ``build``)."""
-    allowed = {*SIMILARITY_DEFAULTS, "dtype", "batch_size"}
-    unknown = sorted(set(similarity_options) - allowed)
-    if unknown:
-        raise TypeError(f"SoftCosineModel.build() got an unexpected keyword {unknown[0]!r}")
     tokenizer = Tokenizer() if tokenizer is None else tokenizer
     started = time.perf_counter()
-    sink = own_corpus_sink(embeddings)
+    sink = own_corpus_sink(recipe.source)
     if sink is None:
         vocabulary.fit_counts(count_texts(texts, tokenizer, n_jobs=n_jobs))
     else:  # the tokens are written for the training as they pass, in order
@@ -61,21 +112,22 @@ def fit_parts(
         time.perf_counter() - started,
     )
     started = time.perf_counter()
-    embeddings, choice = resolve_embeddings(embeddings, tokenizer, vocabulary.terms, sink)
+    vectors, choice = resolve_embeddings(recipe.source, tokenizer, vocabulary.terms, sink)
     matrix = build_similarity(
         vocabulary.terms,
-        embeddings,
-        similarity=similarity,
-        levenshtein=levenshtein,
+        vectors,
+        similarity=recipe.similarity,
+        levenshtein=recipe.levenshtein,
         document_frequencies=vocabulary.document_frequencies,
-        options=similarity_options,
+        options=recipe.options,
+        dtype=recipe.dtype,
+        batch_size=recipe.batch_size,
     )
     if choice is not None:  # what embeddings="auto" chose, and why
         matrix.build_info = {**matrix.build_info, "auto": choice}
     unseen = None
-    if similarity is None:
-        limit = check(unseen_limit, "unseen_limit", NON_NEGATIVE_INT)
-        options = {k: v for k, v in similarity_options.items() if k in SIMILARITY_DEFAULTS}
-        unseen = build_unseen(vocabulary.terms, embeddings, limit=limit, options=options)
+    if recipe.similarity is None:
+        limit, options = recipe.unseen_limit, recipe.options
+        unseen = build_unseen(vocabulary.terms, vectors, limit=limit, options=options)
     logger.info("S: %d non-zeros (%.1fs)", matrix.nnz, time.perf_counter() - started)
     return tokenizer, vocabulary, matrix, unseen

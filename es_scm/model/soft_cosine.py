@@ -20,26 +20,30 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Callable, Iterable, Mapping
-from itertools import repeat
 from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
 import scipy.sparse as sp
 
-from es_scm.defaults import UNSEEN_LIMIT
+from es_scm.defaults import SIMILARITY_DEFAULTS, UNSEEN_LIMIT
 from es_scm.fusion import hybrid_settings
 from es_scm.model import persistence
+from es_scm.model.counting import TermCounter
 from es_scm.model.explanation import Explanation, explain_vectors
-from es_scm.model.fitting import fit_parts
-from es_scm.model.queries import query_scm, unseen_words
+from es_scm.model.fitting import fit_parts, similarity_recipe
+from es_scm.model.queries import unseen_words
+from es_scm.model.similarity_source import EmbeddingsLike
 from es_scm.model.text import Tokenizer
 from es_scm.model.token_counts import TokenCounts
 from es_scm.model.vocabulary import Vocabulary
 from es_scm.model.weighting import TermWeighting, as_weighting, query_weighting_for
+from es_scm.options import LevenshteinOptions, SimilarityOptions
 from es_scm.similarity import TermSimilarityMatrix
 from es_scm.similarity.factory import SimilarityLike
-from es_scm.similarity.unseen import QueryVector, UnseenTerms, query_vector
+from es_scm.similarity.scoring import QueryVector, query_vector
+from es_scm.similarity.sources import DTYPE
+from es_scm.similarity.unseen import UnseenTerms
 
 __all__ = ["SoftCosineModel", "TokenCounts"]
 
@@ -121,7 +125,7 @@ class SoftCosineModel:
             raise ValueError(f"unseen must be UnseenTerms or None, got {unseen!r}")
         self.unseen = unseen
         self._model_id: str | None = None
-        self._lookup: dict[str, int] | None = None
+        self._counter = TermCounter(tokenizer, vocabulary)
         self._global_weights: dict[str, np.ndarray] = {}  # idf per role, computed once
 
     # -- building -------------------------------------------------------------------------------
@@ -130,7 +134,7 @@ class SoftCosineModel:
     def build(
         cls,
         texts: Iterable[str],
-        embeddings: Any = None,
+        embeddings: EmbeddingsLike = None,
         *,
         tokenizer: Tokenizer | None = None,
         min_df: int | float = 1,
@@ -139,10 +143,18 @@ class SoftCosineModel:
         document_weighting: WeightingLike = None,
         query_weighting: WeightingLike = None,
         similarity: SimilarityLike = None,
-        levenshtein: bool | float = False,
+        levenshtein: bool | float | LevenshteinOptions = False,
+        nonzero_limit: int | None = SIMILARITY_DEFAULTS.nonzero_limit,
+        threshold: float = SIMILARITY_DEFAULTS.threshold,
+        exponent: float = SIMILARITY_DEFAULTS.exponent,
+        symmetric: bool = SIMILARITY_DEFAULTS.symmetric,
+        dominant: bool = SIMILARITY_DEFAULTS.dominant,
+        neighbors: str = SIMILARITY_DEFAULTS.neighbors,
+        column_order: str = SIMILARITY_DEFAULTS.column_order,
+        dtype: np.dtype | type = DTYPE,
+        batch_size: int | None = None,
         n_jobs: int | None = None,
         unseen_limit: int = UNSEEN_LIMIT,
-        **similarity_options: Any,
     ) -> SoftCosineModel:
         """Fit the vocabulary in one pass over ``texts`` and build S over its terms.
 
@@ -150,13 +162,13 @@ class SoftCosineModel:
         ----------
         texts : iterable of str
             The corpus; may be a one-shot iterator (it is read exactly once).
-        embeddings : WordEmbeddings or gensim KeyedVectors, optional
-            Word vectors for :meth:`TermSimilarityMatrix.from_embeddings`. Without embeddings
-            (and without ``similarity`` or ``levenshtein``), S is the identity and the SCM is the
-            plain cosine similarity. ``"train[:word2vec|fasttext]"`` or an
-            :class:`~es_scm.similarity.training.EmbeddingTraining` trains them on ``texts`` (or
-            on its background corpus) first, deterministically and cached. A list of
-            ``(weight, embeddings)`` pairs combines their matrices (``combine``).
+        embeddings : WordEmbeddings, gensim KeyedVectors, str, list of pairs, optional
+            The source of S (:mod:`es_scm.model.similarity_source`), checked before the corpus
+            is read: word vectors for :meth:`TermSimilarityMatrix.from_embeddings`;
+            ``"train[:word2vec|fasttext]"`` or an ``EmbeddingTraining`` trains them on ``texts``
+            (or on its background corpus) first, deterministically and cached; ``"auto"``
+            chooses by the corpus's size; ``(weight, embeddings)`` pairs combine their matrices.
+            None (and no ``similarity`` or ``levenshtein``): S = I, the plain cosine.
         tokenizer : Tokenizer, optional
             Defaults to ``Tokenizer()``.
         min_df, max_df, max_terms
@@ -167,10 +179,17 @@ class SoftCosineModel:
             A ready S (over the vocabulary's terms, or a superset that is then restricted to
             them), or a function ``terms -> TermSimilarityMatrix`` (e.g. a thesaurus with
             :meth:`TermSimilarityMatrix.from_pairs`). Excludes ``embeddings`` and ``levenshtein``.
-        levenshtein : bool or float, default=False
+        levenshtein : bool, float or LevenshteinOptions, default=False
             Use edit-distance similarity (:meth:`TermSimilarityMatrix.from_levenshtein`). Alone,
             it is S; with ``embeddings``, ``True`` averages the two matrices and a float λ in
             (0, 1) gives ``λ·S_levenshtein + (1 − λ)·S_embeddings`` off the unit diagonal.
+        nonzero_limit, threshold, exponent, symmetric, dominant, neighbors, column_order
+            How S is built (:class:`~es_scm.options.SimilarityOptions`, checked together), with
+            the defaults of :data:`es_scm.defaults.SIMILARITY_DEFAULTS`; ``neighbors="gensim"``
+            gives gensim's matrix bit for bit, ``column_order="id"`` fills S's columns by term id
+            instead of rarest term first.
+        dtype, batch_size
+            S's float dtype and the terms per matrix product (see ``from_embeddings``).
         n_jobs : int or None, default=None
             Worker processes that tokenize and count the corpus (:mod:`es_scm.model.parallel`;
             the vocabulary is the same whatever their number). ``None`` uses every CPU for a
@@ -181,29 +200,19 @@ class SoftCosineModel:
             "automobile" finds "car" in a corpus that only says "car";
             :mod:`es_scm.similarity.unseen`): the first ``unseen_limit`` words of each
             embeddings source outside the vocabulary (the most frequent, for GloVe). 0: none.
-        **similarity_options
-            How S is built, with the defaults of :data:`es_scm.defaults.SIMILARITY_DEFAULTS`:
-            ``nonzero_limit``, ``threshold``, ``exponent``, ``symmetric``, ``dominant``,
-            ``neighbors`` (``"terms"``; ``"vocabulary"``, or ``"gensim"`` for gensim's matrix
-            bit for bit), ``column_order`` (``"rarest"``: fill the rarest term's column first;
-            ``"id"``), and any other keyword of
-            :meth:`TermSimilarityMatrix.from_embeddings` (``dtype``, ``batch_size``).
 
         Returns
         -------
         SoftCosineModel
         """
-        parts = fit_parts(
-            texts,
-            embeddings,
-            tokenizer=tokenizer,
-            vocabulary=Vocabulary(min_df=min_df, max_df=max_df, max_terms=max_terms),
-            similarity=similarity,
-            levenshtein=levenshtein,
-            n_jobs=n_jobs,
-            unseen_limit=unseen_limit,
-            similarity_options=similarity_options,
+        options = SimilarityOptions(
+            nonzero_limit, threshold, exponent, symmetric, dominant, neighbors, column_order
         )
+        recipe = similarity_recipe(
+            embeddings, similarity, levenshtein, options, dtype, batch_size, unseen_limit
+        )
+        vocabulary = Vocabulary(min_df=min_df, max_df=max_df, max_terms=max_terms)
+        parts = fit_parts(texts, recipe, tokenizer=tokenizer, vocabulary=vocabulary, n_jobs=n_jobs)
         return cls(*parts[:3], document_weighting, query_weighting, unseen=parts[3])
 
     # -- vectors --------------------------------------------------------------------------------
@@ -223,54 +232,12 @@ class SoftCosineModel:
     def counts(self, texts: Iterable[str], tokens: TokenCounts | None = None) -> sp.csr_matrix:
         """Return the term counts of ``texts``, one row per text (int64 CSR, sorted indices).
 
-        Equal to ``vocabulary.to_counts(tokenizer.tokenize_many(texts))``, faster: the raw tokens
-        are looked up in one table that maps the vocabulary terms to their ids and the stop words
-        to a sentinel, and every other token to a second sentinel (unknown), so stop words,
-        unknown terms and known terms are told apart by one dictionary lookup, and the sentinels
-        are dropped with numpy. ``tokens``, if given, is added the number of tokens that are terms
-        and of those that are unknown (:class:`TokenCounts`), at no extra cost.
+        Equal to ``vocabulary.to_counts(tokenizer.tokenize_many(texts))``, faster: one dictionary
+        lookup per token (:class:`~es_scm.model.counting.TermCounter`). ``tokens``, if given, is
+        added the number of tokens that are terms and of those that are unknown
+        (:class:`TokenCounts`), at no extra cost.
         """
-        if isinstance(texts, str):
-            raise TypeError("texts must be an iterable of str, not a str; use [text]")
-        n_terms = len(self.terms)
-        stop, unknown = n_terms, n_terms + 1
-        get = self._token_codes().get
-        split = self.tokenizer.split
-        min_length = self.tokenizer.min_length
-        indptr, codes = [0], []
-        for text in texts:
-            if min_length > 1:  # short tokens are dropped like stop words
-                codes.extend(
-                    [get(t, unknown) if len(t) >= min_length else stop for t in split(text)]
-                )
-            else:
-                codes.extend(map(get, split(text), repeat(unknown)))
-            indptr.append(len(codes))
-        ids = np.array(codes, dtype=np.int64)
-        offsets = np.array(indptr, dtype=np.int64)
-        known = ids < n_terms
-        if tokens is not None:
-            dropped = int(np.count_nonzero(ids == stop))
-            tokens.tokens += len(ids) - dropped
-            tokens.unknown += len(ids) - dropped - int(np.count_nonzero(known))
-        if not known.all():
-            offsets = np.concatenate(([0], np.cumsum(known)))[offsets]
-            ids = ids[known]
-        counts = sp.csr_matrix(
-            (np.ones(len(ids), dtype=np.int64), ids, offsets), shape=(len(offsets) - 1, n_terms)
-        )
-        counts.sum_duplicates()  # sorts the indices of every row and adds up the repeats
-        return counts
-
-    def _token_codes(self) -> dict[str, int]:
-        """Vocabulary terms → ids, tokens the tokenizer drops → ``len(terms)`` (a sentinel)."""
-        if self._lookup is None:
-            keeps = self.tokenizer.keeps
-            codes = dict.fromkeys(self.tokenizer.stop_word_set, len(self.terms))
-            codes[""] = len(self.terms)
-            codes.update((t, i) for t, i in self.vocabulary.term_to_id.items() if keeps(t))
-            self._lookup = codes
-        return self._lookup
+        return self._counter.counts(texts, tokens)
 
     def vectorize_many(
         self,
@@ -322,7 +289,7 @@ class SoftCosineModel:
         """The query as the SCM uses it: x = W(q), x' and its soft norm, computed once.
 
         Query words outside the vocabulary that :attr:`unseen` knows join x' and the norm
-        (:func:`es_scm.similarity.unseen.query_vector`); others are ignored.
+        (:func:`es_scm.similarity.scoring.query_vector`); others are ignored.
         """
         weights = self.vectorize(text, role="query")
         words = []
@@ -352,19 +319,16 @@ class SoftCosineModel:
             SCM(Wx, Wy) in [-1, 1] (in [0, 1] for non-negative S); 0.0 when either text has no
             vocabulary term.
         """
+        query = self._first_side(text_a, roles[0])
         y = self.vectorize(text_b, role=roles[1])
-        query = self._query_with_unseen(text_a, roles[0])
-        if query is not None:
-            return query_scm(query, y, self.similarity_matrix)
-        x = self.vectorize(text_a, role=roles[0])
-        return float(self.similarity_matrix.inner_product(x, y, normalized=(True, True)))
+        return float(query.scores(self.similarity_matrix.normalize(y))[0])
 
-    def _query_with_unseen(self, text: str, role: Role) -> QueryVector | None:
-        """The query vector of ``text`` if it is a query with words outside the vocabulary."""
-        if role != "query" or self.unseen is None:
-            return None
-        query = self.query_vector(text)
-        return query if query.unseen else None
+    def _first_side(self, text: str, role: Role) -> QueryVector:
+        """x of an SCM as a query value: a query's (with its words outside the vocabulary) or a
+        document's; ValueError if its SCM is undefined."""
+        if role == "query":
+            return self.query_vector(text).require_norm()
+        return query_vector(self.similarity_matrix, self.vectorize(text, role=role)).require_norm()
 
     def explain(
         self,
@@ -397,17 +361,14 @@ class SoftCosineModel:
             1e-9 (to ``total``, the SCM before clipping to [-1, 1]). Empty, with score 0, when
             either text has no vocabulary term.
         """
+        query = self._first_side(text_a, roles[0])
         y = self.vectorize(text_b, role=roles[1])
         matrix = self.similarity_matrix
-        query = self._query_with_unseen(text_a, roles[0])
-        if query is not None:
-            norms = (query.norm, matrix.soft_norm(y)) if y.nnz else (0.0, 0.0)
-            score = query_scm(query, y, matrix)
-            return explain_vectors(matrix, query.weights, y, norms, score, top, query.unseen)
-        x = self.vectorize(text_a, role=roles[0])
-        score = float(matrix.inner_product(x, y, normalized=(True, True)))
-        norms = (matrix.soft_norm(x), matrix.soft_norm(y)) if x.nnz and y.nnz else (0.0, 0.0)
-        return explain_vectors(matrix, x, y, norms, score, top)
+        score = float(query.scores(matrix.normalize(y))[0])
+        norms = (0.0, 0.0)
+        if y.nnz and not query.empty:
+            norms = (query.norm, float(matrix.soft_norm(y)))
+        return explain_vectors(matrix, query.weights, y, norms, score, top, query.unseen)
 
     # -- identity and persistence ---------------------------------------------------------------
 

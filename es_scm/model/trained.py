@@ -5,9 +5,10 @@ on it (or may be: ``"auto"``), :func:`own_corpus_sink` gives the
 :class:`~es_scm.similarity.training.SentenceFile` that the tokens pass through on their way to the
 vocabulary, and :func:`resolve_embeddings` chooses (``"auto"``, :mod:`es_scm.model.auto`) and
 trains on it (or on a background corpus, tokenized by the model's tokenizer) with the one trainer,
-:mod:`es_scm.similarity.training`. ``embeddings`` may also be a list of ``(weight, source)``
-pairs, whose matrices :func:`es_scm.similarity.factory.build_similarity` combines; each training
-among them is resolved the same way.
+:mod:`es_scm.similarity.training`. The source may also be
+:class:`~es_scm.similarity.factory.CombinedSources`, whose matrices
+:func:`es_scm.similarity.factory.build_similarity` combines; each training among them is resolved
+the same way.
 """
 
 from __future__ import annotations
@@ -16,13 +17,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from es_scm.model.auto import as_auto
+from es_scm.model.auto import AutoEmbeddings
+from es_scm.model.similarity_source import SimilaritySource, similarity_source
 from es_scm.model.text import Tokenizer
-from es_scm.similarity.factory import weighted_sources
+from es_scm.similarity.embeddings import WordEmbeddings
+from es_scm.similarity.factory import CombinedSources, VectorSource
 from es_scm.similarity.training import (
     EmbeddingTraining,
     SentenceFile,
-    as_training,
     train_embeddings,
     train_on_file,
 )
@@ -58,30 +60,31 @@ class OwnCorpus:
             self._closed[0].unlink(missing_ok=True)
 
 
-def _trainings(embeddings: Any) -> list[EmbeddingTraining]:
-    sources = weighted_sources(embeddings)
-    found = [as_training(source) for _, source in sources] if sources else [as_training(embeddings)]
-    return [training for training in found if training is not None]
+def _parts(source: SimilaritySource | None) -> tuple[SimilaritySource | None, ...]:
+    """The sources of ``source``: its parts when combined, else itself."""
+    return tuple(p for _, p in source.parts) if isinstance(source, CombinedSources) else (source,)
 
 
-def own_corpus_sink(embeddings: Any) -> OwnCorpus | None:
-    """A sentence file when embeddings are, or may be, trained on the model's own corpus."""
-    auto = as_auto(embeddings)
-    if auto is not None:
-        return OwnCorpus(SentenceFile(auto.training.cache_dir))
-    own = [t for t in _trainings(embeddings) if t.corpus is None]
+def own_corpus_sink(source: SimilaritySource | None) -> OwnCorpus | None:
+    """A sentence file when word vectors are, or may be, trained on the model's own corpus."""
+    if isinstance(source, AutoEmbeddings):
+        return OwnCorpus(SentenceFile(source.training.cache_dir))
+    own = [t for t in _parts(source) if isinstance(t, EmbeddingTraining) and t.corpus is None]
     return OwnCorpus(SentenceFile(own[0].cache_dir)) if own else None
 
 
 def resolve_embeddings(
-    embeddings: Any, tokenizer: Tokenizer, terms: Sequence[str], own: OwnCorpus | None
-) -> tuple[Any, dict[str, Any] | None]:
-    """``embeddings`` with ``"auto"`` chosen and every training replaced by the vectors it trains.
+    source: SimilaritySource | None,
+    tokenizer: Tokenizer,
+    terms: Sequence[str],
+    own: OwnCorpus | None,
+) -> tuple[VectorSource | None, dict[str, Any] | None]:
+    """``source`` with ``"auto"`` chosen and every training replaced by the vectors it trains.
 
     Parameters
     ----------
-    embeddings : WordEmbeddings, KeyedVectors, EmbeddingTraining, AutoEmbeddings, str, list of
-        pairs or None
+    source : SimilaritySource or None
+        What :func:`~es_scm.model.similarity_source.similarity_source` made of ``embeddings=``.
     tokenizer : Tokenizer
         The model's: a background corpus is tokenized as the model's texts are.
     terms : sequence of str
@@ -91,28 +94,34 @@ def resolve_embeddings(
 
     Returns
     -------
-    (embeddings, choice)
-        ``choice`` records what ``"auto"`` chose and why (None for any other ``embeddings``).
+    (word vectors, choice)
+        ``choice`` records what ``"auto"`` chose and why (None for any other ``source``).
     """
     choice = None
-    auto = as_auto(embeddings)
-    if auto is not None:
-        assert own is not None
-        embeddings, choice = auto.choose(own.counts[0])
     try:
-        sources = weighted_sources(embeddings)
-        if sources:
-            return [(w, _resolve(s, tokenizer, terms, own)) for w, s in sources], choice
-        return _resolve(embeddings, tokenizer, terms, own), choice
+        if isinstance(source, AutoEmbeddings):
+            assert own is not None
+            chosen, choice = source.choose(own.counts[0])
+            source = similarity_source(chosen)
+        if isinstance(source, CombinedSources):
+            parts = tuple((w, _resolve(s, tokenizer, terms, own)) for w, s in source.parts)
+            return CombinedSources(parts), choice
+        return _resolve(source, tokenizer, terms, own), choice
     finally:
         if own is not None:
             own.discard()
 
 
-def _resolve(source: Any, tokenizer: Tokenizer, terms: Sequence[str], own: OwnCorpus | None) -> Any:
-    training = as_training(source)
-    if training is None:
+def _resolve(
+    source: SimilaritySource | None,
+    tokenizer: Tokenizer,
+    terms: Sequence[str],
+    own: OwnCorpus | None,
+) -> WordEmbeddings | None:
+    if not isinstance(source, EmbeddingTraining):
+        assert source is None or isinstance(source, WordEmbeddings)
         return source
+    training = source
     if training.corpus is None:
         assert own is not None
         path, digest = own.file()

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from es_scm.extras import require
+from es_scm.similarity.neighbors import unit_rows
 from es_scm.validation import NON_NEGATIVE_INT, OrNone, check
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -122,6 +123,22 @@ class WordEmbeddings:
         limit = check(limit, "limit", NON_NEGATIVE_INT)
         name = f"{self.name}[:{limit}]" if limit < len(self) else self.name
         return WordEmbeddings(self.words[:limit], self.vectors[:limit], name=name)
+
+    def most_similar(self, word: str, topn: int = 10) -> list[tuple[str, float]]:
+        """The ``topn`` words nearest to ``word`` by cosine similarity, nearest first (ties by row).
+
+        gensim's ``most_similar(term, topn)`` of a term similarity index: what these vectors, as a
+        source of S (:mod:`es_scm.model.similarity_source`), offer a term;
+        :mod:`es_scm.similarity.sources` finds the neighbours of every term at once. ``KeyError``
+        for a word without a vector.
+        """
+        topn = check(topn, "topn", NON_NEGATIVE_INT)
+        row = self._index[word]
+        unit = unit_rows(self.vectors)
+        similarities = unit @ unit[row]
+        similarities[row] = -np.inf  # a word is not its own neighbour
+        nearest = np.lexsort((np.arange(len(self)), -similarities))[: min(topn, len(self) - 1)]
+        return [(self.words[i], float(similarities[i])) for i in nearest.tolist()]
 
     # ------------------------------------------------------------------ constructors
     @classmethod

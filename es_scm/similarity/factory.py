@@ -1,154 +1,199 @@
-"""Which sources make S for a model: embeddings, edit distance, a ready matrix, or none.
+"""Which sources make S for a model: word embeddings, edit distance, a ready matrix, or none.
 
 :func:`build_similarity` is what :meth:`es_scm.model.SoftCosineModel.build` and every command
-call, so that one set of options (:data:`es_scm.defaults.SIMILARITY_DEFAULTS`) means the same
-matrix everywhere.
+call, with options checked once (:class:`~es_scm.options.SimilarityOptions`, defaults
+:data:`es_scm.defaults.SIMILARITY_DEFAULTS`), so that one set of options means the same matrix
+everywhere. Its word vectors come resolved: :class:`~es_scm.similarity.WordEmbeddings`, or
+:class:`CombinedSources` of them (:mod:`es_scm.model.similarity_source` reads ``embeddings=``
+and trains what is to be trained first).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from dataclasses import dataclass, replace
 
 import numpy as np
 
-from es_scm.defaults import SIMILARITY_DEFAULTS
+from es_scm.defaults import LEVENSHTEIN_DEFAULTS, SIMILARITY_DEFAULTS
+from es_scm.options import LevenshteinOptions, SimilarityOptions
+from es_scm.similarity.embeddings import WordEmbeddings
+from es_scm.similarity.levenshtein import levenshtein_matrix
 from es_scm.similarity.matrix import TermSimilarityMatrix
-from es_scm.similarity.sources import as_embeddings
+from es_scm.similarity.sources import DTYPE, embedding_matrix
+from es_scm.similarity.training import EmbeddingTraining
 from es_scm.similarity.unseen import UnseenTerms
 
 __all__ = [
+    "CombinedSources",
     "SimilarityLike",
+    "VectorSource",
     "build_similarity",
     "build_unseen",
-    "levenshtein_weight",
-    "weighted_sources",
+    "levenshtein_options",
 ]
 
 SimilarityLike = TermSimilarityMatrix | Callable[[list[str]], TermSimilarityMatrix] | None
 
 
+@dataclass(frozen=True)
+class CombinedSources:
+    """Sources whose matrices S is combined of, with their weights
+    (:meth:`TermSimilarityMatrix.combine`), e.g. ``embeddings=[(0.3, glove), (0.7, "train")]``.
+
+    Parameters
+    ----------
+    parts : tuple of (float, WordEmbeddings or EmbeddingTraining)
+        Positive weights summing to at most 1; the trainings are replaced by the vectors they
+        train before S is built.
+    """
+
+    parts: tuple[tuple[float, WordEmbeddings | EmbeddingTraining], ...]
+
+    def __post_init__(self) -> None:
+        parts = tuple((float(weight), source) for weight, source in self.parts)
+        if not parts or any(not w > 0 for w, _ in parts) or sum(w for w, _ in parts) > 1 + 1e-9:
+            raise ValueError("the weights of combined embeddings must be positive, summing to <= 1")
+        for _, source in parts:
+            if not isinstance(source, WordEmbeddings | EmbeddingTraining):
+                raise ValueError(
+                    "combined embeddings must be word vectors or trainings, "
+                    f"got {type(source).__name__}"
+                )
+        object.__setattr__(self, "parts", parts)
+
+
+#: Word vectors ready for S: one source, or several combined (no training left to do).
+VectorSource = WordEmbeddings | CombinedSources
+
+
 def build_similarity(
     terms: Sequence[str],
-    embeddings: Any = None,
+    source: VectorSource | None = None,
     *,
     similarity: SimilarityLike = None,
-    levenshtein: bool | float = False,
+    levenshtein: LevenshteinOptions | None = None,
     document_frequencies: Sequence[float] | np.ndarray | None = None,
-    options: dict[str, Any] | None = None,
+    options: SimilarityOptions = SIMILARITY_DEFAULTS,
+    dtype: np.dtype = DTYPE,
+    batch_size: int | None = None,
 ) -> TermSimilarityMatrix:
     """S over ``terms``.
 
     Parameters
     ----------
     terms : sequence of str
-    embeddings : WordEmbeddings, gensim KeyedVectors, or a list of (weight, those), optional
-        Word vectors for :meth:`TermSimilarityMatrix.from_embeddings`; several are combined
-        with their weights (:meth:`TermSimilarityMatrix.combine`).
+    source : WordEmbeddings or CombinedSources of them, optional
+        Word vectors for :meth:`TermSimilarityMatrix.from_embeddings`; combined ones are
+        combined with their weights (:meth:`TermSimilarityMatrix.combine`).
     similarity : TermSimilarityMatrix or callable, optional
         A ready S (over ``terms`` or a superset, restricted to them), or a function
-        ``terms -> TermSimilarityMatrix``. Excludes ``embeddings`` and ``levenshtein``.
-    levenshtein : bool or float
-        Edit-distance similarity: alone it is S; with embeddings, ``True`` averages the two and a
-        float λ in (0, 1) gives ``λ·S_levenshtein + (1 − λ)·S_embeddings`` off the diagonal.
+        ``terms -> TermSimilarityMatrix``. Excludes ``source`` and ``levenshtein``.
+    levenshtein : LevenshteinOptions, optional
+        Edit-distance similarity: alone it is S; with word vectors S is
+        ``weight``·S_levenshtein + (1 − ``weight``)·S_embeddings off the diagonal.
     document_frequencies : array, optional
-        One per term: columns are filled rarest term first (else by term id).
-    options : dict, optional
-        ``nonzero_limit``, ``threshold``, ``exponent``, ``symmetric``, ``dominant``,
-        ``neighbors``, ``column_order`` (``"rarest"`` or ``"id"``) and any other keyword of
-        :meth:`TermSimilarityMatrix.from_embeddings`; missing ones take
-        :data:`~es_scm.defaults.SIMILARITY_DEFAULTS`.
+        One per term: columns are filled rarest term first (else, or with
+        ``column_order="id"``, by term id).
+    options : SimilarityOptions, default=SIMILARITY_DEFAULTS
+    dtype, batch_size
+        The float dtype of S from word vectors and the terms per matrix product (checked).
 
     Returns
     -------
     TermSimilarityMatrix
-        The identity when there is neither ``embeddings``, ``similarity`` nor ``levenshtein``.
+        The identity when there is neither ``source``, ``similarity`` nor ``levenshtein``.
     """
     terms = list(terms)
     if similarity is not None:
-        if embeddings is not None or levenshtein:
+        if source is not None or levenshtein is not None:
             raise ValueError("pass either similarity or embeddings/levenshtein, not both")
         matrix = similarity if isinstance(similarity, TermSimilarityMatrix) else similarity(terms)
         if not isinstance(matrix, TermSimilarityMatrix):
             raise ValueError(f"similarity must give a TermSimilarityMatrix, got {matrix!r}")
         return matrix.restrict(terms)
-    weight = levenshtein_weight(levenshtein)
-    if embeddings is None and weight == 0.0:
+    if source is None and levenshtein is None:
         return TermSimilarityMatrix.identity(terms)
-    settings = {**SIMILARITY_DEFAULTS, **(options or {})}
-    if settings.pop("column_order") == "id":
+    if options.column_order == "id":
         document_frequencies = None
-    shared = {
-        key: settings[key] for key in ("nonzero_limit", "symmetric", "dominant") if key in settings
-    }
     edit = None
-    if weight > 0.0:
-        edit = TermSimilarityMatrix.from_levenshtein(
-            terms, document_frequencies=document_frequencies, **shared
+    if levenshtein is not None:
+        matrix, info = levenshtein_matrix(
+            terms, levenshtein, options, document_frequencies=document_frequencies
         )
-    if embeddings is None:
+        edit = TermSimilarityMatrix(matrix, terms, build_info=info)
+    if source is None:
         assert edit is not None
         return edit
-    sources = weighted_sources(embeddings) or [(1.0, embeddings)]
-    parts = [
-        (weight, TermSimilarityMatrix.from_embeddings(
-            terms, source, document_frequencies=document_frequencies, **settings
-        ))
-        for weight, source in sources
-    ]  # fmt: skip
+    parts = []
+    for weight, vectors in _weighted(source):
+        matrix, info = embedding_matrix(
+            terms,
+            vectors,
+            options,
+            document_frequencies=document_frequencies,
+            dtype=dtype,
+            batch_size=batch_size,
+        )
+        parts.append((weight, TermSimilarityMatrix(matrix, terms, build_info=info)))
     semantic = parts[0][1] if len(parts) == 1 else TermSimilarityMatrix.combine(parts)
     if edit is None:
         return semantic
-    weight = 0.5 if levenshtein is True else weight
+    weight = levenshtein.weight  # type: ignore[union-attr]
     return TermSimilarityMatrix.combine([(1.0 - weight, semantic), (weight, edit)])
 
 
 def build_unseen(
     terms: Sequence[str],
-    embeddings: Any,
+    source: VectorSource | None,
     *,
     limit: int,
-    options: dict[str, Any] | None = None,
+    options: SimilarityOptions = SIMILARITY_DEFAULTS,
 ) -> UnseenTerms | None:
-    """The words of ``embeddings`` outside ``terms`` that a query may use (None without any).
+    """The words of ``source`` outside ``terms`` that a query may use (None without any).
 
-    Each embeddings source (weighted as in :func:`build_similarity`) offers its first ``limit``
-    words outside the terms, under S's ``threshold``, ``exponent`` and ``nonzero_limit``
-    (:mod:`es_scm.similarity.unseen`).
+    Each source of word vectors (weighted as in :func:`build_similarity`) offers its first
+    ``limit`` words outside the terms, under S's ``threshold``, ``exponent`` and
+    ``nonzero_limit`` (:mod:`es_scm.similarity.unseen`).
     """
-    if embeddings is None or limit <= 0:
+    if source is None or limit <= 0:
         return None
-    settings = {**SIMILARITY_DEFAULTS, **(options or {})}
-    budget = settings["nonzero_limit"]
     rule = {
-        "threshold": float(settings["threshold"]),
-        "exponent": float(settings["exponent"]),
-        "nonzero_limit": len(terms) if budget is None else int(budget),
+        "threshold": options.threshold,
+        "exponent": options.exponent,
+        "nonzero_limit": options.budget(len(terms)),
     }
     parts = [
-        (weight, UnseenTerms.from_embeddings(terms, as_embeddings(source), limit=limit, **rule))
-        for weight, source in weighted_sources(embeddings) or [(1.0, embeddings)]
+        (weight, UnseenTerms.from_embeddings(terms, vectors, limit=limit, **rule))
+        for weight, vectors in _weighted(source)
     ]
     unseen = UnseenTerms.combine(parts)
     return unseen if len(unseen) else None
 
 
-def levenshtein_weight(levenshtein: bool | float) -> float:
-    """1 or 0 for a bool, the weight itself for a float in (0, 1)."""
+def _weighted(source: VectorSource) -> tuple[tuple[float, WordEmbeddings], ...]:
+    """The (weight, vectors) pairs of ``source``: its parts, or itself with weight 1."""
+    parts = source.parts if isinstance(source, CombinedSources) else ((1.0, source),)
+    for _, vectors in parts:
+        if not isinstance(vectors, WordEmbeddings):
+            raise TypeError(f"S needs word vectors, got {type(vectors).__name__} (not trained)")
+    return parts  # type: ignore[return-value]
+
+
+def levenshtein_options(
+    levenshtein: bool | float | LevenshteinOptions,
+) -> LevenshteinOptions | None:
+    """``levenshtein=`` of :meth:`SoftCosineModel.build` as its typed option.
+
+    ``False`` is None (no edit distance), ``True`` :data:`es_scm.defaults.LEVENSHTEIN_DEFAULTS`,
+    a float λ in (0, 1) the defaults with ``weight`` λ; :class:`LevenshteinOptions` are kept.
+    """
+    if isinstance(levenshtein, LevenshteinOptions):
+        return levenshtein
     if isinstance(levenshtein, bool):
-        return 1.0 if levenshtein else 0.0
+        return LEVENSHTEIN_DEFAULTS if levenshtein else None
     if isinstance(levenshtein, int | float) and 0.0 < levenshtein < 1.0:
-        return float(levenshtein)
-    raise ValueError(f"levenshtein must be a bool or a float in (0, 1), got {levenshtein!r}")
-
-
-def weighted_sources(embeddings: Any) -> list[tuple[float, Any]]:
-    """``[(weight, source), …]`` when ``embeddings`` is such a list (weights > 0), else []."""
-    if not isinstance(embeddings, list | tuple) or not embeddings:
-        return []
-    if not all(isinstance(item, tuple) and len(item) == 2 for item in embeddings):
-        return []
-    sources = [(float(weight), source) for weight, source in embeddings]
-    if any(not weight > 0 for weight, _ in sources) or sum(w for w, _ in sources) > 1 + 1e-9:
-        raise ValueError("the weights of combined embeddings must be positive, summing to <= 1")
-    return sources
+        return replace(LEVENSHTEIN_DEFAULTS, weight=float(levenshtein))
+    raise ValueError(
+        f"levenshtein must be a bool, a float in (0, 1) or LevenshteinOptions, got {levenshtein!r}"
+    )

@@ -13,47 +13,38 @@ than k candidates, and keeps the k most similar (ties by the term's string). Dis
 
 from __future__ import annotations
 
-import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 from scipy import sparse
 
 from es_scm.extras import require
+from es_scm.options import LevenshteinOptions, SimilarityOptions
 from es_scm.similarity.builder import column_order, greedy_matrix
-from es_scm.similarity.sources import nonzero_budget
-from es_scm.validation import (
-    NON_NEGATIVE_INT,
-    POSITIVE_INT,
-    Boolean,
-    Interval,
-    OrNone,
-    check_dtype,
-    check_terms,
-    validate,
-)
+from es_scm.similarity.sources import DTYPE
+from es_scm.validation import check_terms
 
-__all__ = ["levenshtein_matrix"]
+__all__ = ["BATCH_SIZE", "levenshtein_matrix"]
 
-_CONSTRAINTS = {
-    "alpha": Interval(float, 0.0, math.inf, closed="neither"),
-    "beta": Interval(float, 0.0, math.inf, closed="left"),
-    "max_distance": NON_NEGATIVE_INT,
-    "nonzero_limit": OrNone(NON_NEGATIVE_INT),
-    "symmetric": Boolean(),
-    "dominant": Boolean(),
-    "batch_size": POSITIVE_INT,
-}
+#: Terms per block of distances.
+BATCH_SIZE = 1024
 
 
 def levenshtein_matrix(
-    terms: Sequence[str], options: Mapping[str, Any]
+    terms: Sequence[str],
+    edit: LevenshteinOptions,
+    options: SimilarityOptions,
+    *,
+    document_frequencies: Sequence[float] | np.ndarray | None,
+    dtype: np.dtype = DTYPE,
+    batch_size: int = BATCH_SIZE,
 ) -> tuple[sparse.csc_matrix, dict[str, Any]]:
     """S over ``terms`` from edit distances, and the record of how it was built.
 
-    ``options`` are the keyword arguments of
-    :meth:`es_scm.similarity.TermSimilarityMatrix.from_levenshtein` (all of them), checked here.
+    The arguments are checked already (the public form is
+    :meth:`es_scm.similarity.TermSimilarityMatrix.from_levenshtein`); of ``options``,
+    ``nonzero_limit``, ``symmetric`` and ``dominant`` apply.
 
     Raises
     ------
@@ -63,14 +54,8 @@ def levenshtein_matrix(
     process = require("rapidfuzz.process", "Levenshtein similarities")
     Levenshtein = require("rapidfuzz.distance", "Levenshtein similarities").Levenshtein
     terms = check_terms(terms)
-    options = validate(options, _CONSTRAINTS)
-    alpha, beta, max_distance = (options[k] for k in ("alpha", "beta", "max_distance"))
-    nonzero_limit, symmetric, dominant = (
-        options[k] for k in ("nonzero_limit", "symmetric", "dominant")
-    )
-    document_frequencies, batch_size = options["document_frequencies"], options["batch_size"]
-    limit = nonzero_budget(nonzero_limit, len(terms))
-    dtype = check_dtype(options["dtype"])
+    alpha, beta, max_distance = edit.alpha, edit.beta, edit.max_distance
+    limit = options.budget(len(terms))
     order, rank = column_order(len(terms), document_frequencies)
     n = len(terms)
 
@@ -126,15 +111,15 @@ def levenshtein_matrix(
         sort = np.argsort(rank[row], kind="stable")
         return row[sort], vals[sort]
 
-    matrix = greedy_matrix(n, order, limit, candidates, symmetric, dominant, dtype)
+    matrix = greedy_matrix(n, order, limit, candidates, options.symmetric, options.dominant, dtype)
     info = {
         "source": "levenshtein",
         "alpha": alpha,
         "beta": beta,
         "max_distance": max_distance,
-        "nonzero_limit": nonzero_limit,
-        "symmetric": symmetric,
-        "dominant": dominant,
+        "nonzero_limit": options.nonzero_limit,
+        "symmetric": options.symmetric,
+        "dominant": options.dominant,
         "column_order": "id" if document_frequencies is None else "rarest",
     }
     return matrix, info

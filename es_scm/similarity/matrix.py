@@ -28,22 +28,32 @@ mixes them.
 from __future__ import annotations
 
 import io
-import json
 import math
 import os
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from scipy import sparse
 
-from es_scm.defaults import SIMILARITY_DEFAULTS
+from es_scm.defaults import LEVENSHTEIN_DEFAULTS, SIMILARITY_DEFAULTS
+from es_scm.options import SimilarityOptions
 from es_scm.similarity import scm
 from es_scm.similarity.embeddings import WordEmbeddings
-from es_scm.similarity.levenshtein import levenshtein_matrix
-from es_scm.similarity.sources import embedding_matrix
+from es_scm.similarity.levenshtein import BATCH_SIZE, levenshtein_matrix
+from es_scm.similarity.matrix_files import read_matrix, write_matrix
+from es_scm.similarity.sources import as_embeddings, embedding_matrix
 from es_scm.similarity.thesaurus import pairs_matrix
-from es_scm.validation import FLOAT_DTYPES, NON_NEGATIVE_INT, check, check_dtype, check_terms
+from es_scm.validation import (
+    FLOAT_DTYPES,
+    NON_NEGATIVE_INT,
+    POSITIVE_INT,
+    OrNone,
+    check,
+    check_dtype,
+    check_terms,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     from gensim.models import KeyedVectors
@@ -51,8 +61,6 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["TermSimilarityMatrix"]
 
 PathLike = str | os.PathLike
-_FORMAT = "es-scm-term-similarity-matrix/1"
-_NOT_OPTIONS = ("cls", "terms", "embeddings")  # the other arguments of a builder are its options
 
 
 class TermSimilarityMatrix:
@@ -246,42 +254,14 @@ class TermSimilarityMatrix:
 
     # ------------------------------------------------------------------ persistence
     def save(self, path: PathLike | io.IOBase) -> None:
-        """Save as ``.npz`` (exactly at ``path``, no suffix added): the CSC arrays and the terms."""
-        encoded = [term.encode("utf-8") for term in self.terms]
-        offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
-        np.cumsum([len(b) for b in encoded], out=offsets[1:])
-        arrays = {
-            "format": np.array(_FORMAT),
-            "data": self.matrix.data,
-            "indices": self.matrix.indices,
-            "indptr": self.matrix.indptr,
-            "shape": np.array(self.matrix.shape, dtype=np.int64),
-            "terms_utf8": np.frombuffer(b"".join(encoded), dtype=np.uint8),
-            "terms_offsets": offsets,
-            "build_info": np.array(json.dumps(self.build_info, sort_keys=True)),
-        }
-        if isinstance(path, io.IOBase):
-            np.savez_compressed(path, **arrays)
-        else:
-            with open(path, "wb") as stream:
-                np.savez_compressed(stream, **arrays)
+        """Save as ``.npz`` (exactly at ``path``, no suffix added): the CSC arrays and the terms
+        (:mod:`es_scm.similarity.matrix_files`)."""
+        write_matrix(path, self.matrix, self.terms, self.build_info)
 
     @classmethod
     def load(cls, path: PathLike | io.IOBase) -> TermSimilarityMatrix:
         """Load a matrix saved by :meth:`save`."""
-        with np.load(path, allow_pickle=False) as archive:
-            if "format" not in archive or str(archive["format"]) != _FORMAT:
-                raise ValueError(f"{path!r} is not a saved es-scm TermSimilarityMatrix")
-            blob = archive["terms_utf8"].tobytes()
-            offsets = archive["terms_offsets"]
-            terms = [
-                blob[offsets[i] : offsets[i + 1]].decode("utf-8") for i in range(len(offsets) - 1)
-            ]
-            shape = tuple(int(n) for n in archive["shape"])
-            matrix = sparse.csc_matrix(
-                (archive["data"], archive["indices"], archive["indptr"]), shape=shape
-            )
-            info = json.loads(str(archive["build_info"])) if "build_info" in archive else {}
+        matrix, terms, info = read_matrix(path)
         return cls(matrix, terms, build_info=info)
 
     # ------------------------------------------------------------------ simple builders
@@ -419,13 +399,13 @@ class TermSimilarityMatrix:
         terms: Sequence[str],
         embeddings: WordEmbeddings | KeyedVectors,
         *,
-        nonzero_limit: int | None = SIMILARITY_DEFAULTS["nonzero_limit"],
-        threshold: float = SIMILARITY_DEFAULTS["threshold"],
-        exponent: float = SIMILARITY_DEFAULTS["exponent"],
-        symmetric: bool = SIMILARITY_DEFAULTS["symmetric"],
-        dominant: bool = SIMILARITY_DEFAULTS["dominant"],
+        nonzero_limit: int | None = SIMILARITY_DEFAULTS.nonzero_limit,
+        threshold: float = SIMILARITY_DEFAULTS.threshold,
+        exponent: float = SIMILARITY_DEFAULTS.exponent,
+        symmetric: bool = SIMILARITY_DEFAULTS.symmetric,
+        dominant: bool = SIMILARITY_DEFAULTS.dominant,
         document_frequencies: Sequence[float] | np.ndarray | None = None,
-        neighbors: str = SIMILARITY_DEFAULTS["neighbors"],
+        neighbors: str = SIMILARITY_DEFAULTS.neighbors,
         dtype: np.dtype | type = np.float32,
         batch_size: int | None = None,
     ) -> TermSimilarityMatrix:
@@ -444,22 +424,23 @@ class TermSimilarityMatrix:
         embeddings : WordEmbeddings or gensim KeyedVectors
             The word vectors.
         nonzero_limit : int or None, optional
-            The most off-diagonal non-zeros in a column (100); ``None`` for no limit.
+            The most off-diagonal non-zeros in a column; ``None`` for no limit.
         threshold : float, optional
-            Only cosine similarities strictly above it count (0.0); in [−1, 1).
+            Only cosine similarities strictly above it count; in [−1, 1).
         exponent : float, optional
-            Similarities are raised to this positive power (2.0).
+            Similarities are raised to this positive power.
         symmetric : bool, optional
-            Insert :math:`s_{ij}` together with :math:`s_{ji}` (True), making S symmetric.
+            Insert :math:`s_{ij}` together with :math:`s_{ji}`, making S symmetric.
         dominant : bool, optional
-            Keep every column's absolute off-diagonal sum below 1 (False); with ``symmetric``
-            this makes S positive definite.
+            Keep every column's absolute off-diagonal sum below 1; with ``symmetric`` this makes
+            S positive definite. These five and ``neighbors`` default to
+            :data:`es_scm.defaults.SIMILARITY_DEFAULTS` (:class:`es_scm.options.SimilarityOptions`).
         document_frequencies : sequence of numbers or None, optional
             One per term: the columns are visited rarest term first (ties by term id), and each
             column's candidates are inserted in the same order; by term id when None. This is
             gensim's order for ``tfidf=TfidfModel(dictionary=...)``.
         neighbors : {'terms', 'vocabulary', 'gensim'}, optional
-            ``'terms'`` (default): a column's candidates are the term's ``k`` most similar words
+            ``'terms'``: a column's candidates are the term's ``k`` most similar words
             among ``terms`` (k = the column's remaining budget). ``'vocabulary'``: its ``k`` most
             similar words in the whole embedding vocabulary, of which those among ``terms`` are
             kept (gensim 4.4's ``WordEmbeddingSimilarityIndex`` semantics). ``'gensim'``: the
@@ -480,8 +461,18 @@ class TermSimilarityMatrix:
         BLAS (see :mod:`es_scm.similarity.gensim_compat` for why); in the other modes
         similarities are float32 BLAS products (:mod:`es_scm.similarity.sources`).
         """
-        options = {key: value for key, value in locals().items() if key not in _NOT_OPTIONS}
-        matrix, info = embedding_matrix(terms, embeddings, options)
+        order = "id" if document_frequencies is None else "rarest"
+        options = SimilarityOptions(
+            nonzero_limit, threshold, exponent, symmetric, dominant, neighbors, order
+        )
+        matrix, info = embedding_matrix(
+            terms,
+            as_embeddings(embeddings),
+            options,
+            document_frequencies=document_frequencies,
+            dtype=check_dtype(dtype),
+            batch_size=check(batch_size, "batch_size", OrNone(POSITIVE_INT)),
+        )
         return cls(matrix, terms, build_info=info)
 
     @classmethod
@@ -489,15 +480,15 @@ class TermSimilarityMatrix:
         cls,
         terms: Sequence[str],
         *,
-        alpha: float = 1.8,
-        beta: float = 5.0,
-        max_distance: int = 2,
-        nonzero_limit: int | None = SIMILARITY_DEFAULTS["nonzero_limit"],
-        symmetric: bool = SIMILARITY_DEFAULTS["symmetric"],
-        dominant: bool = SIMILARITY_DEFAULTS["dominant"],
+        alpha: float = LEVENSHTEIN_DEFAULTS.alpha,
+        beta: float = LEVENSHTEIN_DEFAULTS.beta,
+        max_distance: int = LEVENSHTEIN_DEFAULTS.max_distance,
+        nonzero_limit: int | None = SIMILARITY_DEFAULTS.nonzero_limit,
+        symmetric: bool = SIMILARITY_DEFAULTS.symmetric,
+        dominant: bool = SIMILARITY_DEFAULTS.dominant,
         document_frequencies: Sequence[float] | np.ndarray | None = None,
         dtype: np.dtype | type = np.float32,
-        batch_size: int = 1024,
+        batch_size: int = BATCH_SIZE,
     ) -> TermSimilarityMatrix:
         r"""S from the Levenshtein similarity of Charlet and Damnati (SimBow, SemEval 2017).
 
@@ -511,6 +502,16 @@ class TermSimilarityMatrix:
         ImportError
             Without rapidfuzz: ``pip install es-scm[levenshtein]``.
         """
-        options = {key: value for key, value in locals().items() if key not in _NOT_OPTIONS}
-        matrix, info = levenshtein_matrix(terms, options)
+        edit = replace(LEVENSHTEIN_DEFAULTS, alpha=alpha, beta=beta, max_distance=max_distance)
+        options = replace(
+            SIMILARITY_DEFAULTS, nonzero_limit=nonzero_limit, symmetric=symmetric, dominant=dominant
+        )
+        matrix, info = levenshtein_matrix(
+            terms,
+            edit,
+            options,
+            document_frequencies=document_frequencies,
+            dtype=check_dtype(dtype),
+            batch_size=check(batch_size, "batch_size", POSITIVE_INT),
+        )
         return cls(matrix, terms, build_info=info)

@@ -16,7 +16,15 @@ from typing import Any, Literal, NamedTuple, TypeAlias
 import numpy as np
 from scipy import sparse
 
-__all__ = ["Matrix", "Normalization", "Operand", "VectorOrCorpus", "as_similarity_matrix", "coerce"]
+__all__ = [
+    "Matrix",
+    "Normalization",
+    "Operand",
+    "VectorOrCorpus",
+    "as_similarity_matrix",
+    "canonical",
+    "coerce",
+]
 
 Normalization: TypeAlias = bool | Literal["maintain"]
 #: Anything accepted as a vector or a corpus (see the module docstring).
@@ -124,6 +132,15 @@ def coerce(X: VectorOrCorpus, n_terms: int, name: str) -> Operand:
         )
     rows.eliminate_zeros()
     return Operand(rows, is_corpus, kind)
+
+
+def canonical(rows: sparse.csr_array) -> sparse.csr_array:
+    """``rows`` with sorted, distinct indices (a copy only when they are not)."""
+    if rows.has_canonical_format:
+        return rows
+    rows = rows.copy()
+    rows.sum_duplicates()
+    return rows
 
 
 def check_normalization(value: object, side: str) -> Normalization:

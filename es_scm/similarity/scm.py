@@ -3,11 +3,12 @@ r"""The mathematics of the soft vector space model on the search path: Novotný 
 Reference: Vít Novotný, "Implementation Notes for the Soft Cosine Measure", CIKM '18,
 https://doi.org/10.1145/3269206.3269317 (``../shared/seeds/000_…`` and ``001_…``).
 
-Every score es-scm computes goes through the four functions here, called through the term
-similarity layer (:class:`es_scm.similarity.TermSimilarityMatrix`, which caches S as float64 CSR):
-indexing normalizes documents with :func:`normalize`, search expands queries with :func:`expand`
-and divides by :func:`soft_norm`, the local SCM and the brute-force reference use
-:func:`inner_product`. The theorems that the search path relies on but does not run (the Cholesky
+Every score es-scm computes goes through the kernels here, called through the term similarity
+layer (:class:`es_scm.similarity.TermSimilarityMatrix`, which caches S as float64 CSR): indexing
+normalizes documents with :func:`normalize`; a query is expanded once with :func:`expand` and
+every score is then a :func:`dot` of its expansion with documents
+(:mod:`es_scm.similarity.scoring`, the one score path of search, the brute force, explanations and
+:func:`inner_product`). The theorems that the search path relies on but does not run (the Cholesky
 basis of Theorem 3.2 and the coordinate transforms of Theorems 4.1–4.3) are implemented as
 reference code, checked by the tests, in :mod:`es_scm.similarity.theorems`.
 
@@ -31,7 +32,8 @@ vector and as a corpus is said in :mod:`es_scm.similarity.operands`.
   product of a vector with ``m`` non-zeros costs ``O(m·C)``: only the columns (or rows) of ``S``
   indexed by the non-zero coordinates are touched. The **corpus matrix form** that follows it,
   :math:`X S Y^T` with every row divided by its soft norm
-  :math:`\sqrt{\operatorname{diag}(X S X^T)}`, is :func:`inner_product` for corpora.
+  :math:`\sqrt{\operatorname{diag}(X S X^T)}`, is :func:`inner_product` for corpora, computed
+  as :math:`(X S) Y^T`: the expansions of X's rows (:func:`expand`), then their :func:`dot`.
 * **Lemma 3.3, term by term** — :func:`contributions` lists the non-zero summands
   :math:`x_i s_{ij} y_j` of :math:`x^T S y`: what explains a score.
 * **Theorem 4.1** — the query transform :math:`x' = S^T x` (:func:`expand`) turns the soft inner
@@ -62,6 +64,7 @@ from es_scm.similarity.operands import (
     Normalization,
     VectorOrCorpus,
     as_similarity_matrix,
+    canonical,
     check_normalization,
     coerce,
     like_input,
@@ -123,21 +126,6 @@ def _vector_left_product(x: sparse.csr_array, S: sparse.csr_array) -> sparse.csr
     return sparse.csr_array((summed, unique, np.array([0, len(unique)])), shape=x.shape)
 
 
-def _vector_squared_norm(S: sparse.csr_array, x: sparse.csr_array) -> float:
-    """xᵀSx of one row as Σ_{i ∈ supp x} x_i (xᵀS)_i, from :func:`_vector_left_product`.
-
-    Used by :func:`soft_norm` for a single vector (a query); documents are normalized by the
-    corpus kernel, so that a document's bits are the same alone and in a batch. A non-positive
-    result is left to the checked corpus kernel.
-    """
-    x = sparse.csr_array(x)
-    x.sum_duplicates()
-    product = _vector_left_product(x, S)
-    at = np.minimum(np.searchsorted(product.indices, x.indices), max(len(product.indices) - 1, 0))
-    found = product.indices[at] == x.indices if len(product.indices) else np.zeros(0, bool)
-    return float(x.data[found] @ product.data[at[found]])
-
-
 def _submatrix(
     S: sparse.csc_array | sparse.csr_array, rows: np.ndarray, columns: np.ndarray
 ) -> sparse.csr_array:
@@ -150,20 +138,27 @@ def _submatrix(
     return sparse.csr_array(block, dtype=np.float64)
 
 
-def _bilinear(
-    S: sparse.csc_array | sparse.csr_array, X: sparse.csr_array, Y: sparse.csr_array
-) -> np.ndarray:
-    """The corpus matrix form ``X S Yᵀ`` of §3 (rows are documents) as a dense ``(m, n)`` array.
+def dot(expanded: sparse.csr_array, Y: sparse.csr_array | sparse.csc_array) -> np.ndarray:
+    """x'ᵀy for every row x' of ``expanded`` and every row y of ``Y``: shape ``(m, n)``.
 
-    Algorithm 1 vectorized: xᵀSy = Σ x_i s_ij y_j over i in the support of x and j in the
-    support of y, so only the block of ``S`` with rows in the support of ``X`` and columns in
-    the support of ``Y`` is read: ``O(m·C)`` for a vector with ``m`` non-zeros as in Theorem
-    3.4; a corpus pair is a product of sparse matrices.
+    The dot product that Theorem 4.1 leaves once x' = Sᵀx is known (no S). Each x'ᵀy is summed
+    from 0, y_j·x'_j term by term in increasing term order: for a CSR ``Y`` by reading every
+    stored value of its rows, for a CSC ``Y`` only its columns of the expansion's terms (the
+    postings an inverted index reads). The order is the same, so a document's value has the
+    same bits alone, in a window or in a whole collection, in either layout.
     """
-    rows, columns = _support(X), _support(Y)
-    block = _submatrix(S, rows, columns)
-    product = sparse.csr_array(X[:, rows] @ block) @ Y[:, columns].T
-    return np.asarray(product.toarray(), dtype=np.float64).reshape(X.shape[0], Y.shape[0])
+    expanded = canonical(sparse.csr_array(expanded))
+    if Y.format != "csc":
+        Y = canonical(sparse.csr_array(Y))
+    if expanded.shape[0] > 1:  # a corpus of expansions: the same sums, pair by pair
+        return np.asarray((Y @ expanded.T).toarray(), dtype=np.float64).T
+    if Y.format == "csc":
+        products = Y[:, expanded.indices] @ expanded.data
+    else:
+        dense = np.zeros(expanded.shape[1], dtype=np.float64)
+        dense[expanded.indices] = expanded.data
+        products = Y @ dense
+    return np.asarray(products, dtype=np.float64).reshape(1, Y.shape[0])
 
 
 _ROWS_PER_SLICE = 4096  # X S has ~C non-zeros per non-zero of X: slice a whole collection
@@ -287,13 +282,15 @@ def inner_product(
     Implements Algorithm 1 (Theorem 3.4) for vectors and the corpus matrix form of §3,
     :math:`X S Y^T` with each row divided by its soft norm, for corpora (rows are documents),
     with the ``normalized`` semantics of gensim 4.4's ``SparseTermSimilarityMatrix.inner_product``.
+    It runs the kernels of the search path: the expansion :math:`x' = S^T x` of each (normalized)
+    row of X (:func:`expand`), then its :func:`dot` with the (normalized) rows of Y.
 
     Parameters
     ----------
     S : scipy sparse matrix or array, or numpy.ndarray, shape (n_terms, n_terms)
         The term similarity matrix, CSC (as in :class:`es_scm.TermSimilarityMatrix`) or CSR.
-        Only the block ``S[supp(X)][:, supp(Y)]`` (and, for normalized sides, the blocks on each
-        side's own support) is sliced out, major axis first.
+        Only the rows ``S[supp(X)]`` (and, for normalized sides, the blocks on each side's own
+        support) are read.
     X, Y : vector or corpus
         A vector (1-D array, 1-D sparse array, 1-row sparse matrix, or ``[(term_id, weight), ...]``)
         or a corpus (2-D array, sparse matrix, or list of bags of words) whose rows are documents.
@@ -344,7 +341,7 @@ def inner_product(
 
     rows_X = normalized_rows(S, x.rows, normalized_X, "X")
     rows_Y = normalized_rows(S, y.rows, normalized_Y, "Y")
-    result = _bilinear(S, rows_X, rows_Y)
+    result = dot(_left_product(rows_X, S), rows_Y)
     if normalized_X is True and normalized_Y is True:
         np.clip(result, -1.0, 1.0, out=result)
 
@@ -379,8 +376,8 @@ def soft_norm(S: Matrix, X: VectorOrCorpus) -> float | np.ndarray:
     """
     S = as_similarity_matrix(S)
     x = coerce(X, S.shape[0], "X")
-    if not x.is_corpus and S.format == "csr" and x.rows.nnz:  # a query: the quick kernel
-        squared = _vector_squared_norm(S, x.rows)
+    if not x.is_corpus and S.format == "csr" and x.rows.nnz:  # a query: x'ᵀx, x' = Sᵀx
+        squared = float(dot(_left_product(x.rows, S), x.rows)[0, 0])
         if 0.0 < squared < np.inf:  # else: rescaled and checked below
             return float(np.sqrt(squared))
     unit, magnitudes = unit_rows(x.rows)

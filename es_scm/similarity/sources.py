@@ -27,31 +27,19 @@ no approximate index, fast enough for vocabularies of 10⁵–10⁶ words; ties 
 from __future__ import annotations
 
 import logging
-import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 from scipy import sparse
 
-from es_scm.defaults import NEIGHBOR_MODES
+from es_scm.options import SimilarityOptions
 from es_scm.similarity.builder import column_order, greedy_matrix
 from es_scm.similarity.embeddings import WordEmbeddings
 from es_scm.similarity.neighbors import top_candidates, unit_rows
-from es_scm.validation import (
-    NON_NEGATIVE_INT,
-    POSITIVE_INT,
-    Boolean,
-    Interval,
-    Options,
-    OrNone,
-    check,
-    check_dtype,
-    check_terms,
-    validate,
-)
+from es_scm.validation import check_terms
 
-__all__ = ["Search", "as_embeddings", "embedding_matrix", "nonzero_budget"]
+__all__ = ["DTYPE", "Search", "as_embeddings", "embedding_matrix"]
 
 logger = logging.getLogger(__name__)
 
@@ -59,27 +47,9 @@ logger = logging.getLogger(__name__)
 #: cosines), most similar first.
 Search = Callable[[int, int], tuple[np.ndarray, np.ndarray]]
 
-_THRESHOLD = Interval(float, -1.0, 1.0, closed="left")
-_EXPONENT = Interval(float, 0.0, math.inf, closed="neither")
+#: S's float dtype unless told otherwise.
+DTYPE = np.dtype(np.float32)
 _EMPTY = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
-_CONSTRAINTS = {
-    "nonzero_limit": OrNone(NON_NEGATIVE_INT),
-    "threshold": _THRESHOLD,
-    "exponent": _EXPONENT,
-    "symmetric": Boolean(),
-    "dominant": Boolean(),
-    "neighbors": Options(NEIGHBOR_MODES),
-    "batch_size": OrNone(POSITIVE_INT),
-}
-
-
-def nonzero_budget(nonzero_limit: Any, n_terms: int) -> int:
-    """The per-column budget; None means unlimited (``n_terms``, as in gensim)."""
-    return (
-        n_terms
-        if nonzero_limit is None
-        else check(nonzero_limit, "nonzero_limit", NON_NEGATIVE_INT)
-    )
 
 
 def as_embeddings(embeddings: Any) -> WordEmbeddings:
@@ -94,32 +64,34 @@ def as_embeddings(embeddings: Any) -> WordEmbeddings:
 
 
 def embedding_matrix(
-    terms: Sequence[str], embeddings: Any, options: Mapping[str, Any]
+    terms: Sequence[str],
+    embeddings: WordEmbeddings,
+    options: SimilarityOptions,
+    *,
+    document_frequencies: Sequence[float] | np.ndarray | None,
+    dtype: np.dtype,
+    batch_size: int | None,
 ) -> tuple[sparse.csc_matrix, dict[str, Any]]:
     """S over ``terms`` from word embeddings, and the record of how it was built.
 
-    ``options`` are the keyword arguments of
-    :meth:`es_scm.similarity.TermSimilarityMatrix.from_embeddings` (all of them), checked here.
+    The arguments are checked already (the public form is
+    :meth:`es_scm.similarity.TermSimilarityMatrix.from_embeddings`): ``options`` when they were
+    made, ``dtype`` a float dtype, ``batch_size`` None or positive. Columns are filled rarest
+    term first by ``document_frequencies``, by term id without them (``options.column_order`` is
+    applied by the caller).
     """
     terms = check_terms(terms)
-    options = validate(options, _CONSTRAINTS)
-    nonzero_limit, threshold, exponent = (
-        options[k] for k in ("nonzero_limit", "threshold", "exponent")
-    )
-    symmetric, dominant, neighbors = (options[k] for k in ("symmetric", "dominant", "neighbors"))
-    document_frequencies, batch_size = options["document_frequencies"], options["batch_size"]
-    limit = nonzero_budget(nonzero_limit, len(terms))
+    threshold, exponent = options.threshold, options.exponent
+    limit = options.budget(len(terms))
     if threshold < 0 and not float(exponent).is_integer():
         raise ValueError(
             f"a negative threshold ({threshold}) needs an integer exponent, got {exponent}: "
             "a negative similarity has no real non-integer power"
         )
-    dtype = check_dtype(options["dtype"])
-    embeddings = as_embeddings(embeddings)
     order, rank = column_order(len(terms), document_frequencies)
 
     term_rows = embeddings.indices(terms)  # embedding row of each term, -1 if none
-    search = _searches()[neighbors](embeddings.vectors, term_rows, limit, batch_size)
+    search = _searches()[options.neighbors](embeddings.vectors, term_rows, limit, batch_size)
 
     def candidates(t1: int, budget: int) -> tuple[np.ndarray, np.ndarray]:
         row, sims = search(t1, budget)
@@ -134,17 +106,19 @@ def embedding_matrix(
             row, values = row[sort], values[sort]
         return row, values
 
-    matrix = greedy_matrix(len(terms), order, limit, candidates, symmetric, dominant, dtype)
+    matrix = greedy_matrix(
+        len(terms), order, limit, candidates, options.symmetric, options.dominant, dtype
+    )
     info = {
         "source": "embeddings",
         "embeddings": embeddings.describe(),
         "terms_with_vectors": int((term_rows >= 0).sum()),
-        "nonzero_limit": nonzero_limit,
+        "nonzero_limit": options.nonzero_limit,
         "threshold": threshold,
         "exponent": exponent,
-        "symmetric": symmetric,
-        "dominant": dominant,
-        "neighbors": neighbors,
+        "symmetric": options.symmetric,
+        "dominant": options.dominant,
+        "neighbors": options.neighbors,
         "column_order": "id" if document_frequencies is None else "rarest",
     }
     logger.info("S from %s: %d terms, %d non-zeros", embeddings.name, len(terms), matrix.nnz)

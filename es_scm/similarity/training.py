@@ -46,8 +46,9 @@ from typing import Any
 
 import numpy as np
 
-from es_scm.defaults import TRAINING_DEFAULTS, TRAINING_METHODS, TRAINING_SCALE
+from es_scm.defaults import TRAINING_DEFAULTS, TRAINING_SCALE
 from es_scm.extras import require
+from es_scm.options import TrainingOptions
 from es_scm.similarity.embeddings import WordEmbeddings
 from es_scm.similarity.training_files import (
     SentenceFile,
@@ -107,8 +108,9 @@ class TrainingPlan:
 
 
 @dataclass(frozen=True)
-class EmbeddingTraining:
-    """What to train: the method, gensim's parameters, and on which texts.
+class EmbeddingTraining(TrainingOptions):
+    """What to train: the method, gensim's parameters (:class:`~es_scm.options.TrainingOptions`,
+    checked when made; defaults :data:`es_scm.defaults.TRAINING_DEFAULTS`), and on which texts.
 
     Parameters
     ----------
@@ -130,45 +132,22 @@ class EmbeddingTraining:
         ``progress(sentences_done, sentences_total)`` while training (a progress bar).
     """
 
-    method: str = TRAINING_DEFAULTS["method"]
-    vector_size: int = TRAINING_DEFAULTS["vector_size"]
-    window: int = TRAINING_DEFAULTS["window"]
-    min_count: int | None = TRAINING_DEFAULTS["min_count"]
-    epochs: int | None = TRAINING_DEFAULTS["epochs"]
-    sg: int = TRAINING_DEFAULTS["sg"]
-    seed: int = TRAINING_DEFAULTS["seed"]
-    min_n: int = TRAINING_DEFAULTS["min_n"]
-    max_n: int = TRAINING_DEFAULTS["max_n"]
-    bucket: int | None = TRAINING_DEFAULTS["bucket"]
-    sample: float = TRAINING_DEFAULTS["sample"]
-    workers: int | None = TRAINING_DEFAULTS["workers"]
-    deterministic: bool = TRAINING_DEFAULTS["deterministic"]
+    method: str = TRAINING_DEFAULTS.method
+    vector_size: int = TRAINING_DEFAULTS.vector_size
+    window: int = TRAINING_DEFAULTS.window
+    min_count: int | None = TRAINING_DEFAULTS.min_count
+    epochs: int | None = TRAINING_DEFAULTS.epochs
+    sg: int = TRAINING_DEFAULTS.sg
+    seed: int = TRAINING_DEFAULTS.seed
+    min_n: int = TRAINING_DEFAULTS.min_n
+    max_n: int = TRAINING_DEFAULTS.max_n
+    bucket: int | None = TRAINING_DEFAULTS.bucket
+    sample: float = TRAINING_DEFAULTS.sample
+    workers: int | None = TRAINING_DEFAULTS.workers
+    deterministic: bool = TRAINING_DEFAULTS.deterministic
     corpus: Iterable[str] | None = field(default=None, compare=False, repr=False)
     cache_dir: str | Path | None = field(default=None, compare=False)
     progress: Progress | None = field(default=None, compare=False, repr=False)
-
-    def __post_init__(self) -> None:
-        if self.method not in TRAINING_METHODS:
-            raise ValueError(f"method must be one of {TRAINING_METHODS}, got {self.method!r}")
-        for name in ("vector_size", "window", "min_count", "epochs", "min_n", "max_n", "bucket"):
-            value = getattr(self, name)
-            optional = name in ("min_count", "epochs", "bucket")
-            if optional and value is None:
-                continue
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise ValueError(f"{name} must be a positive integer, got {value!r}")
-        if self.workers is not None and (
-            not isinstance(self.workers, int) or isinstance(self.workers, bool) or self.workers < 1
-        ):
-            raise ValueError(f"workers must be a positive integer or None, got {self.workers!r}")
-        if self.sg not in (0, 1):
-            raise ValueError(f"sg must be 0 (CBOW) or 1 (skip-gram), got {self.sg!r}")
-        if self.min_n > self.max_n:
-            raise ValueError(f"min_n ({self.min_n}) must not exceed max_n ({self.max_n})")
-        if not isinstance(self.sample, int | float) or not 0.0 <= self.sample < 1.0:
-            raise ValueError(f"sample must be a number in [0, 1), got {self.sample!r}")
-        if not isinstance(self.deterministic, bool):
-            raise ValueError(f"deterministic must be a bool, got {self.deterministic!r}")
 
     @classmethod
     def from_spec(cls, spec: str, **options: Any) -> EmbeddingTraining:
@@ -187,20 +166,20 @@ class EmbeddingTraining:
         scale, reasons = TRAINING_SCALE, {}
         method = self.method
         if method == "auto":
-            small = tokens < scale["fasttext_max_tokens"]
+            small = tokens < scale.fasttext_max_tokens
             method = "fasttext" if small else "word2vec"
             reasons["method"] = (
-                f"{tokens:,} tokens {'<' if small else '>='} {scale['fasttext_max_tokens']:,}: "
+                f"{tokens:,} tokens {'<' if small else '>='} {scale.fasttext_max_tokens:,}: "
                 + ("fastText's n-grams help small corpora" if small else "word2vec is faster")
             )
         epochs = self.epochs
         if epochs is None:
-            wanted = round(scale["epoch_scale"] / math.sqrt(max(tokens, 1)))
-            epochs = min(scale["max_epochs"], max(1, wanted))
-            reasons["epochs"] = f"round({scale['epoch_scale']:,} / √{tokens:,}) in [1, 100]"
+            wanted = round(scale.epoch_scale / math.sqrt(max(tokens, 1)))
+            epochs = min(scale.max_epochs, max(1, wanted))
+            reasons["epochs"] = f"round({scale.epoch_scale:,} / √{tokens:,}) in [1, 100]"
         min_count = self.min_count
         if min_count is None:
-            min_count = scale[f"{method}_min_count"]
+            min_count = scale.min_count(method)
             reasons["min_count"] = f"{method}'s default here"
         params: dict[str, Any] = {
             "vector_size": self.vector_size,
@@ -214,19 +193,19 @@ class EmbeddingTraining:
         if method == "fasttext":
             bucket = self.bucket
             if bucket is None:
-                wanted = scale["buckets_per_token"] * distinct
-                bucket = min(scale["max_bucket"], max(scale["min_bucket"], wanted))
-                reasons["bucket"] = f"{scale['buckets_per_token']} per distinct token"
+                wanted = scale.buckets_per_token * distinct
+                bucket = min(scale.max_bucket, max(scale.min_bucket, wanted))
+                reasons["bucket"] = f"{scale.buckets_per_token} per distinct token"
             params.update(min_n=self.min_n, max_n=self.max_n, bucket=bucket)
         passes = tokens * epochs
         if self.deterministic or self.workers == 1:
             workers = 1
         elif self.workers is not None:
             workers = self.workers
-        elif passes < scale["deterministic_max_passes"]:
+        elif passes < scale.deterministic_max_passes:
             workers = 1
             reasons["workers"] = (
-                f"{passes:,} token passes < {scale['deterministic_max_passes']:,}: one thread, "
+                f"{passes:,} token passes < {scale.deterministic_max_passes:,}: one thread, "
                 "reproducible"
             )
         else:

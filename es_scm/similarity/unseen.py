@@ -12,7 +12,7 @@ it gets a column of similarities to the terms, by the rule S's own columns follo
 sources that know w. This extends S to :math:`S' = \begin{pmatrix} S & E^T \\ E & I\end{pmatrix}`
 over T ∪ W, with E the rows :math:`s_{wt}` and no similarity between two such words. Documents
 hold no word of W, so for a query with terms x and words :math:`x_W`
-(:class:`QueryVector`, :func:`query_vector`):
+(:class:`~es_scm.similarity.scoring.QueryVector`, :func:`~es_scm.similarity.scoring.query_vector`):
 
 .. math::
 
@@ -33,16 +33,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
-import scipy.sparse as sp
 
 from es_scm.similarity.embeddings import WordEmbeddings
-from es_scm.similarity.matrix import TermSimilarityMatrix
 from es_scm.similarity.neighbors import unit_rows
 
-__all__ = ["QueryVector", "UnseenTerms", "UnseenWord", "query_vector"]
+__all__ = ["UnseenTerms", "UnseenWord"]
 
 _FORMAT = "es-scm-unseen-terms/1"
 
@@ -55,55 +52,6 @@ class UnseenWord:
     weight: float
     terms: np.ndarray
     similarities: np.ndarray
-
-
-@dataclass(frozen=True)
-class QueryVector:
-    r"""A query as the SCM uses it, computed once: x, x' = Sᵀx + Eᵀx_W and :math:`\lVert x\rVert`.
-
-    ``weights`` is x over the terms (``(1, n_terms)`` CSR), ``expansion`` x' over the terms,
-    ``norm`` the soft norm (with the words outside the vocabulary), ``unseen`` those words and
-    ``unseen_expansion`` their part of x', Eᵀx_W (None without them).
-    """
-
-    weights: sp.csr_matrix
-    expansion: sp.csr_array
-    norm: float
-    unseen: tuple[UnseenWord, ...] = ()
-    unseen_expansion: sp.csr_array | None = None
-
-    @property
-    def empty(self) -> bool:
-        return self.norm <= 0.0
-
-
-def query_vector(
-    matrix: TermSimilarityMatrix, weights: Any, unseen: Sequence[UnseenWord] = ()
-) -> QueryVector:
-    """The :class:`QueryVector` of x = ``weights`` over S's terms and the ``unseen`` words."""
-    weights = sp.csr_matrix(weights)
-    expansion = matrix.expand(weights)
-    squared = float(matrix.soft_norm(weights)) ** 2 if weights.nnz else 0.0
-    extra = None
-    if unseen:
-        n = len(matrix.terms)
-        rows = sp.csr_matrix(
-            (
-                np.concatenate([u.similarities for u in unseen]),
-                np.concatenate([u.terms for u in unseen]),
-                np.cumsum([0, *(len(u.terms) for u in unseen)]),
-            ),
-            shape=(len(unseen), n),
-            dtype=np.float64,
-        )
-        x_w = np.array([u.weight for u in unseen], dtype=np.float64)
-        extra = sp.csr_array(sp.csr_matrix(x_w @ rows))
-        expansion = sp.csr_array(expansion + extra)
-        expansion.sort_indices()
-        cross = float(x_w @ (rows @ weights.T).toarray().ravel()) if weights.nnz else 0.0
-        squared += 2.0 * cross + float(x_w @ x_w)
-    norm = float(np.sqrt(squared)) if squared > 0.0 else 0.0
-    return QueryVector(weights, expansion, norm, tuple(unseen), extra)
 
 
 class _Source:

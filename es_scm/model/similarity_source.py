@@ -1,0 +1,96 @@
+"""What ``embeddings=`` of :meth:`SoftCosineModel.build` may be, read in one place.
+
+S is built from a *source* of term similarities, as in gensim (``similarities/termsim.py``: a
+``TermSimilarityIndex`` offers ``most_similar(term, topn)``, from which a sparse matrix is built).
+A source here is one of four named kinds, the :data:`SimilaritySource` union:
+
+:class:`~es_scm.similarity.WordEmbeddings`
+    Word vectors given (gensim ``KeyedVectors`` are converted); ``most_similar(word, topn)``.
+:class:`~es_scm.similarity.training.EmbeddingTraining`
+    Word vectors to train with gensim on the model's corpus or a background corpus
+    (``"train"``, ``"train:word2vec"``, ``"train:fasttext"``).
+:class:`~es_scm.model.auto.AutoEmbeddings`
+    Chosen by the corpus's size once the corpus is read (``"auto"``).
+:class:`~es_scm.similarity.factory.CombinedSources`
+    Several of the first two whose matrices are combined with their weights (a list of
+    ``(weight, embeddings)`` pairs).
+
+:func:`similarity_source` turns every value ``embeddings=`` accepts (:data:`EmbeddingsLike`) into
+one of them, or None (no word vectors: S = I unless ``levenshtein=``), before the corpus is read,
+so that a wrong value is refused at once; :mod:`es_scm.model.trained` then chooses and trains,
+and :func:`es_scm.similarity.factory.build_similarity` builds S from the word vectors.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Union
+
+from es_scm.model.auto import AutoEmbeddings, as_auto
+from es_scm.similarity.embeddings import WordEmbeddings
+from es_scm.similarity.factory import CombinedSources
+from es_scm.similarity.training import EmbeddingTraining, as_training
+
+if TYPE_CHECKING:  # pragma: no cover
+    from gensim.models import KeyedVectors
+
+__all__ = ["EmbeddingsLike", "SimilaritySource", "similarity_source"]
+
+#: The named kinds of source S is built from.
+SimilaritySource = WordEmbeddings | EmbeddingTraining | AutoEmbeddings | CombinedSources
+#: What ``embeddings=`` accepts: a source, gensim ``KeyedVectors``, ``"auto"``,
+#: ``"train[:word2vec|fasttext]"``, a sequence of ``(weight, embeddings)`` pairs, or None.
+EmbeddingsLike = Union[SimilaritySource, "KeyedVectors", str, Sequence[tuple[float, Any]], None]
+
+_ACCEPTED = (
+    "WordEmbeddings or gensim KeyedVectors, an EmbeddingTraining or "
+    "'train[:word2vec|fasttext]', an AutoEmbeddings or 'auto', a list of (weight, embeddings) "
+    "pairs, or None"
+)
+
+
+def similarity_source(embeddings: EmbeddingsLike) -> SimilaritySource | None:
+    """The source of S that ``embeddings`` names (None for None).
+
+    Raises
+    ------
+    ValueError
+        For a value that names no source, a malformed training spec, ``"auto"`` among combined
+        sources, or combined weights that are not positive or sum to more than 1.
+    """
+    if embeddings is None or isinstance(
+        embeddings, WordEmbeddings | EmbeddingTraining | AutoEmbeddings | CombinedSources
+    ):
+        return embeddings
+    if isinstance(embeddings, str):
+        named = as_auto(embeddings) or as_training(embeddings)
+        if named is not None:
+            return named
+    elif _is_keyed_vectors(embeddings):
+        return WordEmbeddings.from_gensim(embeddings)
+    elif _is_pairs(embeddings):
+        parts = tuple((weight, _combinable(source)) for weight, source in embeddings)
+        return CombinedSources(parts)
+    shown = repr(embeddings) if isinstance(embeddings, str) else type(embeddings).__name__
+    raise ValueError(f"embeddings must be {_ACCEPTED}, got {shown}")
+
+
+def _is_keyed_vectors(value: Any) -> bool:
+    return hasattr(value, "index_to_key") and hasattr(value, "vectors")
+
+
+def _is_pairs(value: Any) -> bool:
+    """A non-empty list or tuple of 2-tuples."""
+    return (
+        isinstance(value, list | tuple)
+        and bool(value)
+        and all(isinstance(item, tuple) and len(item) == 2 for item in value)
+    )
+
+
+def _combinable(value: Any) -> WordEmbeddings | EmbeddingTraining:
+    source = similarity_source(value)
+    if not isinstance(source, WordEmbeddings | EmbeddingTraining):
+        kind = "None" if source is None else type(source).__name__
+        raise ValueError(f"only word vectors and trainings can be combined, not {kind}")
+    return source

@@ -1,0 +1,336 @@
+"""Typed options: how S is built, how word vectors are trained and chosen, how hybrid search fuses.
+
+Each kind of option is a frozen dataclass whose fields are checked, and coerced (``int``,
+``float``, ``bool``), once, when it is made: against the constraints of :mod:`es_scm.validation`,
+so that a bad value gets the same one-line message from the API and from the command line. What
+takes an option further down trusts it and does not check it again. :mod:`es_scm.defaults` holds
+the default instance of each, from which the API's signatures and the command line's help texts
+take their defaults; ``dataclasses.replace(SIMILARITY_DEFAULTS, threshold=0.3)`` is the defaults
+with one option changed (and checked).
+
+:class:`SimilarityOptions`
+    How S is built from a source of similarities (:mod:`es_scm.similarity.factory`).
+:class:`LevenshteinOptions`
+    Edit-distance similarities in S (``levenshtein=`` of :meth:`SoftCosineModel.build`).
+:class:`TrainingOptions`, :class:`TrainingScale`
+    gensim's parameters for word vectors trained on a corpus, and how the unset ones scale with
+    the corpus (:mod:`es_scm.similarity.training`).
+:class:`AutoOptions`
+    How ``embeddings="auto"`` chooses (:mod:`es_scm.model.auto`).
+:class:`HybridOptions`
+    How hybrid search fuses BM25 with the SCM (:mod:`es_scm.fusion`, :mod:`es_scm.elastic.hybrid`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, fields
+from typing import Any, ClassVar
+
+from es_scm.validation import (
+    FRACTION,
+    NON_NEGATIVE_INT,
+    POSITIVE_INT,
+    Boolean,
+    Constraint,
+    Described,
+    Interval,
+    Options,
+    OrNone,
+    check,
+)
+
+__all__ = [
+    "COLUMN_ORDERS",
+    "FUSIONS",
+    "NEIGHBOR_MODES",
+    "TRAINING_METHODS",
+    "AutoOptions",
+    "CheckedOptions",
+    "HybridOptions",
+    "LevenshteinOptions",
+    "SimilarityOptions",
+    "TrainingOptions",
+    "TrainingScale",
+    "check_fields",
+]
+
+#: Where a term's neighbours are searched: see :mod:`es_scm.similarity.sources`.
+NEIGHBOR_MODES = ("terms", "vocabulary", "gensim")
+#: Column visiting orders of the greedy construction of S.
+COLUMN_ORDERS = ("rarest", "id")
+#: The fusions of hybrid search, by name (the registry is :data:`es_scm.fusion.FUSIONS`).
+FUSIONS = ("max", "linear", "zscore", "rrf")
+#: gensim's methods of training word vectors; ``auto`` picks one by the corpus's size.
+TRAINING_METHODS = ("auto", "word2vec", "fasttext")
+
+_POSITIVE = Described(POSITIVE_INT, "a positive integer")
+_POSITIVE_OR_SCALED = Described(OrNone(POSITIVE_INT), "a positive integer")
+
+
+def check_fields(options: Any, constraints: Mapping[str, Constraint]) -> None:
+    """Check the fields of ``options`` named in ``constraints``, in order, and keep them coerced.
+
+    Raises
+    ------
+    ValueError
+        ``"{field} must be {what it may be}, got {value!r}"`` for the first that does not fit.
+    """
+    for name, constraint in constraints.items():
+        # a frozen dataclass: its __post_init__ sets the checked value the way __init__ did
+        object.__setattr__(options, name, check(getattr(options, name), name, constraint))
+
+
+class CheckedOptions:
+    """A frozen dataclass of options, checked against :attr:`CONSTRAINTS` when it is made."""
+
+    CONSTRAINTS: ClassVar[Mapping[str, Constraint]] = {}
+
+    def __post_init__(self) -> None:
+        check_fields(self, self.CONSTRAINTS)
+
+    @classmethod
+    def names(cls) -> tuple[str, ...]:
+        """The names of the options, in order."""
+        return tuple(field.name for field in fields(cls))  # type: ignore[arg-type]
+
+    def as_dict(self) -> dict[str, Any]:
+        """The options as a ``dict`` (a report's or ``model.json``'s form)."""
+        return asdict(self)  # type: ignore[call-overload]
+
+
+@dataclass(frozen=True)
+class SimilarityOptions(CheckedOptions):
+    """How S is built from a source of term similarities.
+
+    Parameters
+    ----------
+    nonzero_limit : int >= 0 or None
+        The most off-diagonal non-zeros in a column of S; None for no limit.
+    threshold : float in [-1, 1)
+        Only similarities strictly above it count.
+    exponent : float > 0
+        Similarities are raised to this power.
+    symmetric : bool
+        Insert s_ij together with s_ji.
+    dominant : bool
+        Keep every column's absolute off-diagonal sum below 1 (S positive definite when
+        symmetric).
+    neighbors : {"terms", "vocabulary", "gensim"}
+        Where a term's neighbours are searched (:mod:`es_scm.similarity.sources`).
+    column_order : {"rarest", "id"}
+        Fill S's columns rarest term first, or by term id.
+    """
+
+    nonzero_limit: int | None
+    threshold: float
+    exponent: float
+    symmetric: bool
+    dominant: bool
+    neighbors: str
+    column_order: str
+
+    CONSTRAINTS: ClassVar[Mapping[str, Constraint]] = {
+        "nonzero_limit": OrNone(NON_NEGATIVE_INT),
+        "threshold": Interval(float, -1.0, 1.0, closed="left"),
+        "exponent": Interval(float, 0.0, math.inf, closed="neither"),
+        "symmetric": Boolean(),
+        "dominant": Boolean(),
+        "neighbors": Options(NEIGHBOR_MODES),
+        "column_order": Options(COLUMN_ORDERS),
+    }
+
+    def budget(self, n_terms: int) -> int:
+        """The off-diagonal non-zeros a column may hold among ``n_terms`` terms (no limit: all)."""
+        return n_terms if self.nonzero_limit is None else self.nonzero_limit
+
+
+@dataclass(frozen=True)
+class LevenshteinOptions(CheckedOptions):
+    r"""Edit-distance similarities in S: Charlet and Damnati's
+    :math:`\alpha\,(1 - d / \max(|t_i|, |t_j|))^{\beta}` for distances 1 ≤ d ≤ ``max_distance``.
+
+    Parameters
+    ----------
+    weight : float in (0, 1)
+        With word embeddings, S is ``weight``·S_levenshtein + (1 − ``weight``)·S_embeddings off
+        the unit diagonal; alone, S is S_levenshtein.
+    alpha : float > 0
+    beta : float >= 0
+    max_distance : int >= 0
+    """
+
+    weight: float
+    alpha: float
+    beta: float
+    max_distance: int
+
+    CONSTRAINTS: ClassVar[Mapping[str, Constraint]] = {
+        "weight": Interval(float, 0.0, 1.0, closed="neither"),
+        "alpha": Interval(float, 0.0, math.inf, closed="neither"),
+        "beta": Interval(float, 0.0, math.inf, closed="left"),
+        "max_distance": NON_NEGATIVE_INT,
+    }
+
+
+@dataclass(frozen=True)
+class TrainingOptions(CheckedOptions):
+    """gensim's method and parameters for word vectors trained on a corpus.
+
+    Parameters
+    ----------
+    method : {"auto", "word2vec", "fasttext"}
+        ``"auto"`` picks by the corpus's size (:class:`TrainingScale`).
+    vector_size, window, min_n, max_n : int >= 1
+        gensim's parameters (``min_n``, ``max_n``: fastText's character n-gram lengths).
+    min_count, epochs, bucket : int >= 1 or None
+        gensim's parameters; None scales them to the corpus (:class:`TrainingScale`).
+    sg : {0, 1}
+        CBOW or skip-gram.
+    seed : int >= 0
+    sample : float in [0, 1)
+        gensim's down-sampling of frequent words.
+    workers : int >= 1 or None
+        Training threads; None: one while training takes seconds, else every CPU.
+    deterministic : bool
+        Train on one thread whatever the size: the same corpus gives the same vectors.
+    """
+
+    method: str
+    vector_size: int
+    window: int
+    min_count: int | None
+    epochs: int | None
+    sg: int
+    seed: int
+    min_n: int
+    max_n: int
+    bucket: int | None
+    sample: float
+    workers: int | None
+    deterministic: bool
+
+    CONSTRAINTS: ClassVar[Mapping[str, Constraint]] = {
+        "method": Described(Options(TRAINING_METHODS), f"one of {TRAINING_METHODS}"),
+        "vector_size": _POSITIVE,
+        "window": _POSITIVE,
+        "min_count": _POSITIVE_OR_SCALED,
+        "epochs": _POSITIVE_OR_SCALED,
+        "sg": Described(Options((0, 1)), "0 (CBOW) or 1 (skip-gram)"),
+        "seed": NON_NEGATIVE_INT,
+        "min_n": _POSITIVE,
+        "max_n": _POSITIVE,
+        "bucket": _POSITIVE_OR_SCALED,
+        "sample": Described(Interval(float, 0.0, 1.0, closed="left"), "a number in [0, 1)"),
+        "workers": Described(OrNone(POSITIVE_INT), "a positive integer or None"),
+        "deterministic": Described(Boolean(), "a bool"),
+    }
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.min_n > self.max_n:
+            raise ValueError(f"min_n ({self.min_n}) must not exceed max_n ({self.max_n})")
+
+
+@dataclass(frozen=True)
+class TrainingScale(CheckedOptions):
+    """How training scales with the corpus's T tokens (:data:`es_scm.defaults.TRAINING_SCALE`).
+
+    Parameters
+    ----------
+    epoch_scale, max_epochs : int >= 1
+        epochs = round(``epoch_scale`` / √T) within [1, ``max_epochs``].
+    fasttext_max_tokens : int >= 1
+        fastText below this many tokens, word2vec from it on.
+    fasttext_min_count, word2vec_min_count : int >= 1
+        Each method's ``min_count``.
+    buckets_per_token, min_bucket, max_bucket : int >= 1
+        fastText's n-gram table: ``buckets_per_token`` per distinct token, within
+        [``min_bucket``, ``max_bucket``].
+    deterministic_max_passes : int >= 1
+        One thread below this many tokens × epochs, every CPU from it on.
+    """
+
+    epoch_scale: int
+    max_epochs: int
+    fasttext_max_tokens: int
+    fasttext_min_count: int
+    word2vec_min_count: int
+    buckets_per_token: int
+    min_bucket: int
+    max_bucket: int
+    deterministic_max_passes: int
+
+    CONSTRAINTS: ClassVar[Mapping[str, Constraint]] = {
+        "epoch_scale": POSITIVE_INT,
+        "max_epochs": POSITIVE_INT,
+        "fasttext_max_tokens": POSITIVE_INT,
+        "fasttext_min_count": POSITIVE_INT,
+        "word2vec_min_count": POSITIVE_INT,
+        "buckets_per_token": POSITIVE_INT,
+        "min_bucket": POSITIVE_INT,
+        "max_bucket": POSITIVE_INT,
+        "deterministic_max_passes": POSITIVE_INT,
+    }
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.min_bucket > self.max_bucket:
+            raise ValueError(
+                f"min_bucket ({self.min_bucket}) must not exceed max_bucket ({self.max_bucket})"
+            )
+
+    def min_count(self, method: str) -> int:
+        """The ``min_count`` of ``method`` ("word2vec" or "fasttext")."""
+        return self.fasttext_min_count if method == "fasttext" else self.word2vec_min_count
+
+
+@dataclass(frozen=True)
+class AutoOptions(CheckedOptions):
+    """How ``embeddings="auto"`` chooses (:mod:`es_scm.model.auto`).
+
+    Parameters
+    ----------
+    glove_weight : float in (0, 1)
+        GloVe's weight when it is combined with vectors trained on the corpus.
+    min_training_tokens : int >= 0
+        Below this many tokens, no training.
+    """
+
+    glove_weight: float
+    min_training_tokens: int
+
+    CONSTRAINTS: ClassVar[Mapping[str, Constraint]] = {
+        "glove_weight": Described(Interval(float, 0.0, 1.0, closed="neither"), "in (0, 1)"),
+        "min_training_tokens": Described(NON_NEGATIVE_INT, ">= 0"),
+    }
+
+
+@dataclass(frozen=True)
+class HybridOptions(CheckedOptions):
+    """How hybrid search fuses BM25 with the SCM.
+
+    Parameters
+    ----------
+    fusion : {"max", "linear", "zscore", "rrf"}
+        The fusion (:data:`es_scm.fusion.FUSIONS`).
+    alpha : float in [0, 1]
+        The weight of BM25 in a score fusion (``max``, ``linear``, ``zscore``).
+    rrf_k : int >= 0
+        The constant of reciprocal rank fusion.
+    depth : int >= 1
+        How many candidates each side retrieves at least.
+    """
+
+    fusion: str
+    alpha: float
+    rrf_k: int
+    depth: int
+
+    CONSTRAINTS: ClassVar[Mapping[str, Constraint]] = {
+        "fusion": Options(FUSIONS),
+        "alpha": FRACTION,
+        "rrf_k": NON_NEGATIVE_INT,
+        "depth": POSITIVE_INT,
+    }
