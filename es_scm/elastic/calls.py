@@ -69,10 +69,12 @@ class Call:
 @dataclass(frozen=True)
 class Bulk:
     """Send ``arguments`` (the keyword arguments of ``helpers.streaming_bulk`` but the client)
-    with the client's bulk helper, calling ``each(ok, item)`` for every action's result."""
+    with the client's bulk helper, calling ``each(ok, item)`` for every action's result; the
+    client is called with the transport ``options`` (``client.options(...)``)."""
 
     arguments: dict[str, Any]
     each: Callable[[bool, dict[str, Any]], None]
+    options: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -142,7 +142,9 @@ class IndexLayout:
     def __post_init__(self) -> None:
         object.__setattr__(self, "shards", check(self.shards, "shards", POSITIVE_INT))
         object.__setattr__(self, "replicas", check(self.replicas, "replicas", NON_NEGATIVE_INT))
-        object.__setattr__(self, "expansion", check(self.expansion, "expansion", Options(EXPANSIONS)))
+        object.__setattr__(
+            self, "expansion", check(self.expansion, "expansion", Options(EXPANSIONS))
+        )
 
 
 @dataclass(frozen=True)

@@ -91,9 +91,13 @@ def _explained(call: Call) -> Plan[Any]:
         raise
 
 
+def _client(client: Any, step: Call | Bulk) -> Any:
+    """``client`` with the transport options of ``step``."""
+    return client.options(**step.options) if step.options else client
+
+
 def _bound(client: Any, call: Call) -> Any:
-    target = client.options(**call.options) if call.options else client
-    return operator.attrgetter(call.method)(target)
+    return operator.attrgetter(call.method)(_client(client, call))
 
 
 class _ThreadHandle:
@@ -122,7 +126,7 @@ class SyncRuntime:
         if isinstance(step, Call):
             return drive(_explained(step), self._call)
         if isinstance(step, Bulk):
-            for ok, item in helpers.streaming_bulk(self.client, **step.arguments):
+            for ok, item in helpers.streaming_bulk(_client(self.client, step), **step.arguments):
                 step.each(ok, item)
             return None
         if isinstance(step, Wait):
@@ -182,7 +186,8 @@ class AsyncRuntime:
         if isinstance(step, Call):
             return await drive_async(_explained(step), self._call)
         if isinstance(step, Bulk):
-            async for ok, item in helpers.async_streaming_bulk(self.client, **step.arguments):
+            client = _client(self.client, step)
+            async for ok, item in helpers.async_streaming_bulk(client, **step.arguments):
                 step.each(ok, item)
             return None
         if isinstance(step, Wait):

@@ -49,8 +49,8 @@ from typing import TYPE_CHECKING, Any
 from elasticsearch import ApiError
 
 from es_scm.defaults import MAX_QUERY_WORDS
-from es_scm.elastic.calls import Call, Plan
-from es_scm.elastic.connection import error_reason, max_clauses_plan
+from es_scm.elastic.calls import Plan
+from es_scm.elastic.connection import error_reason
 from es_scm.elastic.explain import explain_hits
 from es_scm.elastic.names import check_target_name
 from es_scm.elastic.plans import rescore_plan, search_plan
@@ -63,9 +63,8 @@ from es_scm.elastic.query import (
 )
 from es_scm.elastic.requests import Filter, Mode, RescoreRequest, SearchRequest
 from es_scm.elastic.results import Hit, NotProvenError, PartialResultError, SearchResult
-from es_scm.elastic.schema import ModelMismatchError, check_indices
 from es_scm.elastic.shells import AsyncAPI, SyncAPI, operation
-from es_scm.elastic.target import Target, TargetMoved
+from es_scm.elastic.target import Checked, TargetCheck
 from es_scm.validation import POSITIVE_INT, Options, OrNone, check
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -86,9 +85,6 @@ __all__ = [
 logger = logging.getLogger(__name__)
 _NO_QUERY = "unknown query [sparse_vector]"  # a cluster without the sparse_vector query
 _TOO_MANY_CLAUSES = "maxClauseCount"  # Lucene's refusal of a query over the clause limit
-_ATTEMPTS = 3  # searches in a row that may find the alias moved before giving up
-#: A checked target and the side its index applies S on (``"query"`` or ``"documents"``).
-Checked = tuple[Target, str]
 
 
 class SearchOperations:
@@ -125,8 +121,6 @@ class SearchOperations:
         (default :data:`~es_scm.defaults.MAX_QUERY_WORDS`).
     """
 
-    runtime_type: type
-
     def __init__(
         self,
         client: Any,
@@ -146,7 +140,6 @@ class SearchOperations:
         self.max_query_words = check(max_query_words, "max_query_words", POSITIVE_INT)
         max_clauses = check(max_clauses, "max_clauses", OrNone(POSITIVE_INT))
         self.target = TargetCheck(self.index, model, max_clauses)
-        self.runtime = self.runtime_type(client)
 
     @property
     def name(self) -> str:
@@ -326,9 +319,10 @@ class SearchOperations:
         except ApiError as error:
             if _TOO_MANY_CLAUSES not in str(error):
                 raise
+            limit = self.target.clause_limit
             raise ValueError(
-                f"the query and its filters exceed the cluster's limit of {limit} "
-                f"clauses ({error_reason(error)}); shorten the query or use fewer filters"
+                f"the query and its filters exceed the cluster's limit of {limit} clauses "
+                f"({error_reason(error)}); shorten the query or use fewer filters"
             ) from error
 
     def _described(
@@ -343,7 +337,7 @@ class SearchOperations:
         if expanded.pruned_terms:
             result.notes.append(
                 f"the expansion had {result.expansion_terms} terms; the {expanded.pruned_terms} "
-                f"lowest-weighted were left out (cluster limit {limit} clauses)"
+                f"lowest-weighted were left out (cluster limit {self.target.clause_limit} clauses)"
             )
         return result
 

@@ -12,6 +12,8 @@ awaitable of it on an asyncio one.
 
 :func:`sync_function` and :func:`async_function` do the same for a plan function that takes the
 client first (``reindex_into_alias``).
+
+The runtimes are made per call: they hold nothing but the client.
 """
 
 from __future__ import annotations
@@ -32,15 +34,16 @@ R = TypeVar("R")
 
 
 class SyncAPI:
-    """The sync side: an object's operations run on its client with a ``SyncRuntime``."""
+    """The sync side: an object's operations run on its ``client`` with a ``SyncRuntime``."""
 
-    runtime_type: type = SyncRuntime
+    client: Any
 
 
 class AsyncAPI:
-    """The asyncio side: an object's operations are coroutines run with an ``AsyncRuntime``."""
+    """The asyncio side: an object's operations are coroutines, run on its ``client`` with an
+    ``AsyncRuntime``."""
 
-    runtime_type: type = AsyncRuntime
+    client: Any
 
 
 def _result_signature(plan: Callable[..., Any], *, drop_first: bool) -> inspect.Signature:
@@ -59,7 +62,7 @@ def _shaped(function: Callable[..., Any], plan: Callable[..., Any], signature: A
     return function
 
 
-class operation(Generic[S, P, R]):  # noqa: N801 - used as a decorator, like property
+class operation(Generic[S, P, R]):
     """A method that returns a plan, run by the runtime of the object it is called on."""
 
     def __init__(self, plan: Callable[Concatenate[S, P], Plan[R]]) -> None:
@@ -79,9 +82,7 @@ class operation(Generic[S, P, R]):  # noqa: N801 - used as a decorator, like pro
     def __get__(self, instance: None, owner: type) -> operation[S, P, R]: ...
 
     @overload
-    def __get__(
-        self, instance: AsyncAPI, owner: type
-    ) -> Callable[P, Coroutine[Any, Any, R]]: ...
+    def __get__(self, instance: AsyncAPI, owner: type) -> Callable[P, Coroutine[Any, Any, R]]: ...
 
     @overload
     def __get__(self, instance: S, owner: type) -> Callable[P, R]: ...
@@ -90,16 +91,15 @@ class operation(Generic[S, P, R]):  # noqa: N801 - used as a decorator, like pro
         if instance is None:
             return self
         plan = functools.partial(self.plan, instance)
-        runtime = instance.runtime
-        if isinstance(runtime, AsyncRuntime):
+        if isinstance(instance, AsyncAPI):
 
             async def method(*args: Any, **kwargs: Any) -> Any:
-                return await runtime.run(plan(*args, **kwargs))
+                return await AsyncRuntime(instance.client).run(plan(*args, **kwargs))
 
         else:
 
             def method(*args: Any, **kwargs: Any) -> Any:
-                return runtime.run(plan(*args, **kwargs))
+                return SyncRuntime(instance.client).run(plan(*args, **kwargs))
 
         method = _shaped(method, self.plan, self._bound_signature)
         method.__name__ = self.__name__
@@ -108,27 +108,26 @@ class operation(Generic[S, P, R]):  # noqa: N801 - used as a decorator, like pro
         return method
 
 
-def sync_function(plan: Callable[P, Plan[R]]) -> Callable[Concatenate[Any, P], R]:
-    """``plan`` as a function of a sync client first, then the plan's parameters."""
+def sync_function(plan: Callable[Concatenate[Any, P], Plan[R]], name: str) -> Callable[..., R]:
+    """``plan(client, ...)`` as a function ``name`` that runs it on the sync ``client``."""
 
     def function(client: Any, *args: Any, **kwargs: Any) -> Any:
-        return SyncRuntime(client).run(plan(*args, **kwargs))
+        return SyncRuntime(client).run(plan(client, *args, **kwargs))
 
-    return _shaped(function, plan, _with_client(plan))
+    return _named(_shaped(function, plan, _result_signature(plan, drop_first=False)), name)
 
 
 def async_function(
-    plan: Callable[P, Plan[R]],
-) -> Callable[Concatenate[Any, P], Coroutine[Any, Any, R]]:
-    """``plan`` as a coroutine function of an asyncio client first, then the plan's parameters."""
+    plan: Callable[Concatenate[Any, P], Plan[R]], name: str
+) -> Callable[..., Coroutine[Any, Any, R]]:
+    """``plan(client, ...)`` as a coroutine function ``name`` on the asyncio ``client``."""
 
     async def function(client: Any, *args: Any, **kwargs: Any) -> Any:
-        return await AsyncRuntime(client).run(plan(*args, **kwargs))
+        return await AsyncRuntime(client).run(plan(client, *args, **kwargs))
 
-    return _shaped(function, plan, _with_client(plan))
+    return _named(_shaped(function, plan, _result_signature(plan, drop_first=False)), name)
 
 
-def _with_client(plan: Callable[..., Any]) -> inspect.Signature:
-    signature = _result_signature(plan, drop_first=False)
-    client = inspect.Parameter("client", inspect.Parameter.POSITIONAL_OR_KEYWORD)
-    return signature.replace(parameters=[client, *signature.parameters.values()])
+def _named(function: Any, name: str) -> Any:
+    function.__name__ = function.__qualname__ = name
+    return function
