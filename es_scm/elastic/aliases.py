@@ -192,13 +192,7 @@ def _reindex(
     keep_old = check(keep_old, "keep_old", Boolean())
     max_failures = check(max_failures, "max_failures", NON_NEGATIVE_INT)
     grace = check(grace, "grace", _SECONDS)
-    ingest = IngestOptions(
-        batch_size=batch_size,
-        max_retries=max_retries,
-        initial_backoff=initial_backoff,
-        retry_budget=retry_budget,
-        concurrency=concurrency,
-    )
+    ingest = IngestOptions(batch_size, max_retries, initial_backoff, retry_budget, concurrency)
     current, concrete = yield from _alias_targets(alias)
     _check_replaceable(alias, current, concrete, keep_old)
     layout = _layout(current, text_analyzer, metadata_mapping, expansion, shards, replicas)
@@ -227,14 +221,7 @@ def _reindex(
         yield from _delete_quietly(name)
         raise
     swap = AliasSwap(alias, name, sorted(current), report)
-    if concrete:
-        swap.deleted.append(alias)
-    elif keep_old:
-        swap.kept += [(old, "kept as asked (keep_old)") for old in swap.previous]
-    elif swap.previous:
-        yield Wait(grace)
-        yield from _delete_previous(swap, current)
-    return swap
+    return (yield from _retire_previous(swap, current, concrete, keep_old, grace))
 
 
 reindex_into_alias = sync_function(_reindex, "reindex_into_alias")
@@ -301,6 +288,21 @@ def _move(alias: str, name: str, previous: list[str], concrete: bool) -> Plan[No
     actions.append({"add": {"index": name, "alias": alias, "is_write_index": True}})
     yield Call("indices.update_aliases", {"actions": actions})
     logger.info("%s: moved from %s to %s", alias, previous or "nothing", name)
+
+
+def _retire_previous(
+    swap: AliasSwap, current: Mapping[str, Any], concrete: bool, keep_old: bool, grace: float
+) -> Plan[AliasSwap]:
+    """After the move: the indices the alias left are kept (``keep_old``) or deleted after
+    ``grace`` seconds; an index the alias replaced (``concrete``) is gone with the move."""
+    if concrete:
+        swap.deleted.append(swap.alias)
+    elif keep_old:
+        swap.kept += [(old, "kept as asked (keep_old)") for old in swap.previous]
+    elif swap.previous:
+        yield Wait(grace)
+        yield from _delete_previous(swap, current)
+    return swap
 
 
 def _delete_previous(swap: AliasSwap, current: Mapping[str, Any]) -> Plan[None]:

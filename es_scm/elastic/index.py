@@ -15,6 +15,7 @@ index holds, the bulk request that refreshes, the count); a warm search is one.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -29,7 +30,7 @@ from es_scm.elastic.indices import (
     optimize_plan,
 )
 from es_scm.elastic.ingest import IngestError, Ingestion, IngestReport
-from es_scm.elastic.lifecycle import DeleteReport, delete_documents_plan
+from es_scm.elastic.lifecycle import DeleteReport, deletion
 from es_scm.elastic.names import check_one_name, validate_index_name
 from es_scm.elastic.requests import IndexLayout, IngestOptions
 from es_scm.elastic.searcher import SearchOperations
@@ -179,13 +180,7 @@ class IndexOperations(SearchOperations):
             On Ctrl-C (``error.report``: what was done); a cancelled asyncio task logs the
             counts and is cancelled.
         """
-        options = IngestOptions(
-            batch_size=batch_size,
-            max_retries=max_retries,
-            initial_backoff=initial_backoff,
-            retry_budget=retry_budget,
-            concurrency=concurrency,
-        )
+        options = IngestOptions(batch_size, max_retries, initial_backoff, retry_budget, concurrency)
         refresh = check(refresh, "refresh", Boolean())
         validate_index_name(self.index)
         fresh = False
@@ -217,9 +212,12 @@ class IndexOperations(SearchOperations):
     ) -> Plan[DeleteReport]:
         """Delete documents by id; deleting an id that is not there reports it as not found.
 
-        Idempotent: deleting again changes nothing and reports the ids ``not_found``. With
-        ``refresh`` (default) searches stop finding them at once. See
-        :func:`~es_scm.elastic.lifecycle.delete_documents_plan` for the options.
+        Idempotent: deleting again changes nothing and reports the ids ``not_found``; a rerun
+        after a failure is safe. ``ids`` (str, or int written in decimal as ingestion does) are
+        read once, ``batch_size`` per request; a request or an id rejected with 429, 502, 503 or
+        504 is retried ``max_retries`` times, the first wait ``initial_backoff`` seconds
+        (doubling), as in ingestion. With ``refresh`` (default) searches stop finding them at
+        once.
 
         Raises
         ------
@@ -231,17 +229,14 @@ class IndexOperations(SearchOperations):
             If the index is not an es-scm index of this model.
         """
         check_one_name(self.index, "delete documents from", "index or alias")
+        refresh = check(refresh, "refresh", Boolean())
         yield from self.target.ready_plan(clauses=False)  # another model's index: an error
-        return (
-            yield from delete_documents_plan(
-                self.index,
-                ids,
-                batch_size=batch_size,
-                max_retries=max_retries,
-                initial_backoff=initial_backoff,
-                refresh=refresh,
-            )
-        )
+        report, started = DeleteReport(), time.perf_counter()
+        yield deletion(self.index, ids, report, batch_size, (max_retries, initial_backoff))
+        if refresh and report.deleted:
+            yield Call("indices.refresh", {"index": self.index})
+        report.seconds = time.perf_counter() - started
+        return report
 
     # -- the plans behind the operations ---------------------------------------------------------
 

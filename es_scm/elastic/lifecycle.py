@@ -2,7 +2,8 @@
 
 Ingestion writes every document under its id, so sending a document again replaces it whole — an
 upsert (:meth:`~es_scm.elastic.index.SCMIndex.upsert`). Deleting is the other half:
-:func:`delete_documents_plan` sends bulk ``delete`` actions and reports, per id, whether it was
+:meth:`~es_scm.elastic.index.IndexOperations.delete_documents` sends bulk ``delete``
+actions (:func:`deletion`) and reports, per id, whether it was
 deleted, not there (``not_found``: deleting is idempotent, so a rerun after a failure is safe)
 or failed (with Elasticsearch's reason). The index is refreshed at the end, so searches stop
 finding the deleted documents at once.
@@ -11,16 +12,15 @@ finding the deleted documents at once.
 from __future__ import annotations
 
 import numbers
-import time
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from es_scm.elastic.calls import Bulk, Call, Plan
+from es_scm.elastic.calls import Bulk
 from es_scm.elastic.ingest import MAX_ID_BYTES, RETRYABLE_STATUSES, SHOWN
-from es_scm.validation import NON_NEGATIVE_INT, POSITIVE_INT, Boolean, Interval, check
+from es_scm.validation import NON_NEGATIVE_INT, POSITIVE_INT, Interval, check
 
-__all__ = ["DeleteReport", "delete_documents_plan"]
+__all__ = ["DeleteReport", "deletion"]
 
 _NO_RETRY = {"max_retries": 0, "retry_on_status": ()}  # streaming_bulk retries, with its backoff
 
@@ -72,43 +72,21 @@ class DeleteReport:
         return text
 
 
-def delete_documents_plan(
+def deletion(
     index: str,
     ids: Iterable[str | int],
-    *,
-    batch_size: int = 1000,
-    max_retries: int = 5,
-    initial_backoff: float = 1.0,
-    refresh: bool = True,
-) -> Plan[DeleteReport]:
-    """Delete documents by id from ``index`` (an index, or an alias with one write index).
+    report: DeleteReport,
+    batch_size: int,
+    retries: tuple[int, float],
+) -> Bulk:
+    """The bulk step that deletes ``ids`` from ``index`` (an index, or an alias with one write
+    index), ``batch_size`` ids per request, counting each result in ``report``.
 
-    Parameters
-    ----------
-    index : str
-    ids : iterable of str or int
-        Document ids (integers are written in decimal, as ingestion does); read once.
-    batch_size : int
-        Ids per bulk request.
-    max_retries, initial_backoff
-        Retries of a request or an id rejected with 429, 502, 503 or 504, and the first wait
-        (doubling), as in ingestion.
-    refresh : bool
-        Refresh the index afterwards, so that searches no longer find the deleted documents.
-
-    Returns
-    -------
-    DeleteReport
-
-    Raises
-    ------
-    elasticsearch.TransportError
-        When the cluster cannot be reached; what was deleted stays deleted, and rerunning the
-        same deletion completes it (ids already gone are reported as not found).
+    ``ids`` (str, or int written in decimal as ingestion does) are read once; invalid ones fail
+    in ``report`` without a request. ``retries``: how often a request or an id rejected with
+    429, 502, 503 or 504 is retried, and the first wait (doubling), as in ingestion.
     """
-    refresh = check(refresh, "refresh", Boolean())
-    report = DeleteReport()
-    started = time.perf_counter()
+    max_retries, initial_backoff = retries
     actions = (
         {"_op_type": "delete", "_index": index, "_id": doc_id} for doc_id in _valid_ids(ids, report)
     )
@@ -121,11 +99,7 @@ def delete_documents_plan(
         "initial_backoff": check(initial_backoff, "initial_backoff", Interval(float, 0.0, None)),
         "retry_on_status": RETRYABLE_STATUSES,
     }
-    yield Bulk(arguments, report.record, _NO_RETRY)
-    if refresh and report.deleted:
-        yield Call("indices.refresh", {"index": index})
-    report.seconds = time.perf_counter() - started
-    return report
+    return Bulk(arguments, report.record, _NO_RETRY)
 
 
 def _valid_ids(ids: Iterable[str | int], report: DeleteReport) -> Iterator[str]:

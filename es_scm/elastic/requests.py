@@ -155,9 +155,9 @@ class IngestOptions:
     batch_size: int = 500
     max_retries: int = 5
     initial_backoff: float = 1.0
-    max_backoff: float = 10.0
     retry_budget: float = 60.0
     concurrency: int = 2
+    max_backoff: float = 10.0
 
     def __post_init__(self) -> None:
         for name, constraint in (

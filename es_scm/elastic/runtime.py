@@ -42,37 +42,64 @@ _GET_OF_HEAD = {
 }
 
 
+class _Stepper:
+    """A plan being carried out: its next step, or its value once it is done."""
+
+    def __init__(self, plan: Generator[Any, Any, Any]) -> None:
+        self.plan = plan
+        self.done = False
+        self.value: Any = None
+        self.step: Any = self._advance(lambda: next(plan))
+
+    def resume(self, outcome: tuple[Any, BaseException | None]) -> None:
+        """Send the step's answer into the plan, or throw its error in (an interruption too)."""
+        answer, error = outcome
+        if error is None:
+            self.step = self._advance(lambda: self.plan.send(answer))
+        else:
+            self.step = self._advance(lambda: self.plan.throw(error))
+
+    def _advance(self, move: Callable[[], Any]) -> Any:
+        try:
+            return move()
+        except StopIteration as finished:
+            self.done, self.value = True, finished.value
+            return None
+
+
 def drive(plan: Generator[Any, Any, Any], execute: Callable[[Any], Any]) -> Any:
     """Run a plan: ``execute`` each step it yields and send back the answer, or throw the error
     (an interruption too) into it; return the plan's value."""
-    try:
-        step = next(plan)
-        while True:
-            try:
-                answer = execute(step)
-            except BaseException as error:
-                step = plan.throw(error)
-            else:
-                step = plan.send(answer)
-    except StopIteration as done:
-        return done.value
+    stepper = _Stepper(plan)
+    while not stepper.done:
+        stepper.resume(_outcome(execute, stepper.step))
+    return stepper.value
 
 
 async def drive_async(
     plan: Generator[Any, Any, Any], execute: Callable[[Any], Awaitable[Any]]
 ) -> Any:
     """:func:`drive` with a coroutine ``execute``."""
+    stepper = _Stepper(plan)
+    while not stepper.done:
+        stepper.resume(await _outcome_async(execute, stepper.step))
+    return stepper.value
+
+
+def _outcome(execute: Callable[[Any], Any], step: Any) -> tuple[Any, BaseException | None]:
     try:
-        step = next(plan)
-        while True:
-            try:
-                answer = await execute(step)
-            except BaseException as error:
-                step = plan.throw(error)
-            else:
-                step = plan.send(answer)
-    except StopIteration as done:
-        return done.value
+        return execute(step), None
+    except BaseException as error:
+        return None, error
+
+
+async def _outcome_async(
+    execute: Callable[[Any], Awaitable[Any]], step: Any
+) -> tuple[Any, BaseException | None]:
+    try:
+        return await execute(step), None
+    except BaseException as error:
+        return None, error
 
 
 def _explained(call: Call) -> Plan[Any]:

@@ -79,7 +79,7 @@ class operation(Generic[S, P, R]):
         return twin
 
     @overload
-    def __get__(self, instance: None, owner: type) -> operation[S, P, R]: ...
+    def __get__(self, instance: None, owner: type) -> Callable[..., Any]: ...
 
     @overload
     def __get__(self, instance: AsyncAPI, owner: type) -> Callable[P, Coroutine[Any, Any, R]]: ...
@@ -89,7 +89,7 @@ class operation(Generic[S, P, R]):
 
     def __get__(self, instance: Any, owner: type) -> Any:
         if instance is None:
-            return self
+            return self._unbound(owner)
         plan = functools.partial(self.plan, instance)
         if isinstance(instance, AsyncAPI):
 
@@ -106,6 +106,20 @@ class operation(Generic[S, P, R]):
         method.__doc__ = self.__doc__
         method.plan = plan  # type: ignore[attr-defined]
         return method
+
+    def _unbound(self, owner: type) -> Callable[..., Any]:
+        """What the class shows: a function of the object, with the operation's signature (the
+        plan's result) and docstring; ``.plan`` is the plan function."""
+        name = self.__name__
+
+        def function(instance: Any, *args: Any, **kwargs: Any) -> Any:
+            return getattr(instance, name)(*args, **kwargs)
+
+        function = _shaped(function, self.plan, self.__signature__)
+        function.__name__, function.__doc__ = name, self.__doc__
+        function.__qualname__ = f"{owner.__qualname__}.{name}"
+        function.plan = self.plan  # type: ignore[attr-defined]
+        return function
 
 
 def sync_function(plan: Callable[Concatenate[Any, P], Plan[R]], name: str) -> Callable[..., R]:
