@@ -24,11 +24,15 @@ _EXPORTS = {
     "Searcher": "es_scm.elastic.searcher",
     "AsyncSCMIndex": "es_scm.elastic.aio",
     "AsyncSearcher": "es_scm.elastic.aio",
+    "AsyncAliasSearcher": "es_scm.elastic.aio",
+    "AliasSearcher": "es_scm.elastic.aliases",
     "async_client_from_env": "es_scm.elastic.aio",
     "client_from_env": "es_scm.elastic.connection",
 }
 
 __all__ = [
+    "AliasSearcher",
+    "AsyncAliasSearcher",
     "AsyncSCMIndex",
     "AsyncSearcher",
     "BruteForceSearch",
@@ -48,7 +52,13 @@ __all__ = [
 
 if TYPE_CHECKING:  # pragma: no cover
     from es_scm.documents import Document
-    from es_scm.elastic.aio import AsyncSCMIndex, AsyncSearcher, async_client_from_env
+    from es_scm.elastic.aio import (
+        AsyncAliasSearcher,
+        AsyncSCMIndex,
+        AsyncSearcher,
+        async_client_from_env,
+    )
+    from es_scm.elastic.aliases import AliasSearcher
     from es_scm.elastic.connection import client_from_env
     from es_scm.elastic.index import SCMIndex
     from es_scm.elastic.searcher import Searcher
@@ -59,6 +69,11 @@ if TYPE_CHECKING:  # pragma: no cover
     from es_scm.model.weighting import TermWeighting
     from es_scm.similarity.embeddings import WordEmbeddings
     from es_scm.similarity.matrix import TermSimilarityMatrix
+
+
+def __dir__() -> list[str]:
+    """The module's names and the lazy exports (tab completion lists ``AsyncSCMIndex`` too)."""
+    return sorted({*globals(), *_EXPORTS})
 
 
 def __getattr__(name: str) -> Any:

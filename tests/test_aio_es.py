@@ -343,25 +343,29 @@ def test_a_cancelled_async_ingestion_propagates_and_logs_its_counts(
         await client.indices.refresh(index=index_name)
         return await index.count()
 
-    with caplog.at_level(logging.WARNING, logger="es_scm.elastic.aio_ingest"):
+    with caplog.at_level(logging.WARNING, logger="es_scm.elastic.ingest"):
         count = run(es_url, cancel)
     assert count < len(documents)
     assert any("ingestion cancelled" in record.getMessage() for record in caplog.records)
 
 
 def test_the_async_ingester_waits_out_a_lost_cluster_within_its_budget(model, documents):
-    from es_scm.elastic.aio_ingest import AsyncDocumentIngester
-    from es_scm.elastic.ingest import IngestError
+    from es_scm.elastic.ingest import IngestError, Ingestion
+    from es_scm.elastic.requests import IngestOptions
+    from es_scm.elastic.runtime import AsyncRuntime
     from es_scm.tools.node import port_from_env
 
     # a port of this checkout's range where no node runs: every connection is refused
     url = f"http://127.0.0.1:{port_from_env('ES_SCM_DEAD_TEST_PORT', offset=99)}"
 
     async def ingest(client):
-        ingester = AsyncDocumentIngester(client, "es-scm-nowhere", model, retry_budget=1.5)
+        options = IngestOptions(retry_budget=1.5)
+        ingestion = Ingestion(
+            "es-scm-nowhere", model, options, expansion="query", fresh=True, serializable=bool
+        )
         started = asyncio.get_running_loop().time()
         with pytest.raises(IngestError) as stopped:
-            await ingester.run(documents[:50], progress=None)
+            await AsyncRuntime(client).run(ingestion.run(documents[:50]))
         return stopped.value, asyncio.get_running_loop().time() - started
 
     error, seconds = run(url, ingest)

@@ -17,9 +17,10 @@ from es_scm import SoftCosineModel
 from es_scm.cli import main
 from es_scm.cli.errors import EXIT_ERROR
 from es_scm.elastic import SCMIndex
-from es_scm.elastic.calls import drive
 from es_scm.elastic.connection import error_reason
-from es_scm.elastic.index import create_plan
+from es_scm.elastic.indices import create_index_plan
+from es_scm.elastic.requests import IndexLayout
+from es_scm.elastic.runtime import drive
 
 pytestmark = pytest.mark.integration
 
@@ -48,7 +49,7 @@ def red_index(es_client, index_name, model) -> str:
             kwargs["wait_for_active_shards"] = 0
         return operator.attrgetter(call.method)(es_client)(**kwargs)
 
-    assert drive(create_plan(index_name, model, {}), execute) is True
+    assert drive(create_index_plan(index_name, model, IndexLayout()), execute) is True
     health = es_client.cluster.health(index=index_name)
     assert health["status"] == "red"
     assert health["unassigned_shards"] == 1

@@ -34,23 +34,23 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
-import threading
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from elasticsearch import Elasticsearch, NotFoundError
+from elasticsearch import NotFoundError
 
 from es_scm.documents import Document
-from es_scm.elastic.index import SCMIndex, validate_index_name
+from es_scm.elastic.calls import Call, Plan, Wait
+from es_scm.elastic.index import IndexOperations
+from es_scm.elastic.indices import optimize_plan
 from es_scm.elastic.ingest import IngestReport
-from es_scm.elastic.schema import (
-    IndexNotFoundError,
-    ModelMismatchError,
-    mapping_options,
-)
-from es_scm.elastic.searcher import Searcher, SearchResult
+from es_scm.elastic.names import validate_index_name
+from es_scm.elastic.requests import IndexLayout, IngestOptions
+from es_scm.elastic.schema import IndexNotFoundError, ModelMismatchError, mapping_options
+from es_scm.elastic.searcher import AsyncSearcher, Searcher, SearchOperations, SearchResult
+from es_scm.elastic.shells import AsyncAPI, SyncAPI, async_function, operation, sync_function
 from es_scm.validation import NON_NEGATIVE_INT, POSITIVE_INT, Boolean, Interval, check
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -61,7 +61,8 @@ __all__ = [
     "AliasSearcher",
     "AliasSwap",
     "AliasSwapError",
-    "alias_targets",
+    "AsyncAliasSearcher",
+    "async_reindex_into_alias",
     "new_index_name",
     "reindex_into_alias",
 ]
@@ -107,20 +108,20 @@ def new_index_name(alias: str, now: dt.datetime | None = None) -> str:
     return validate_index_name(f"{alias}-{now:%Y%m%d-%H%M%S-%f}")
 
 
-def alias_targets(client: Elasticsearch, alias: str) -> tuple[dict[str, Any], bool]:
+def _alias_targets(alias: str) -> Plan[tuple[dict[str, Any], bool]]:
     """The mappings of the indices ``alias`` names, and whether it is a concrete index itself.
 
     Returns ``({}, False)`` when nothing has that name.
     """
-    response = client.options(ignore_status=404).indices.get_mapping(index=alias)
+    response = yield Call("indices.get_mapping", {"index": alias}, {"ignore_status": 404})
     if response.meta.status == 404:
         return {}, False
     mappings = {name: body.get("mappings", {}) for name, body in response.body.items()}
     return mappings, alias in mappings
 
 
-def reindex_into_alias(
-    client: Elasticsearch,
+def _reindex(
+    client: Any,
     alias: str,
     model: SoftCosineModel,
     documents: Iterable[Document | Mapping[str, Any]],
@@ -135,13 +136,18 @@ def reindex_into_alias(
     optimize: bool = False,
     grace: float = 1.0,
     new_index: str | None = None,
-    **ingest_options: Any,
-) -> AliasSwap:
+    batch_size: int = 500,
+    max_retries: int = 5,
+    initial_backoff: float = 1.0,
+    retry_budget: float = 60.0,
+    concurrency: int = 2,
+    progress: Any = None,
+) -> Plan[AliasSwap]:
     """Index ``documents`` with ``model`` into a new index, then move ``alias`` onto it at once.
 
     Parameters
     ----------
-    client : Elasticsearch
+    client : Elasticsearch or AsyncElasticsearch
     alias : str
         The alias the applications search (created if missing; an index of that name is
         replaced by the alias, see the module docstring).
@@ -168,9 +174,8 @@ def reindex_into_alias(
         Seconds between moving the alias and deleting the old indices.
     new_index : str, optional
         The new index's name (default :func:`new_index_name`).
-    **ingest_options
-        Passed to :meth:`SCMIndex.index_documents` (``batch_size``, ``concurrency``,
-        ``retry_budget``, ``progress``, ...).
+    batch_size, max_retries, initial_backoff, retry_budget, concurrency, progress
+        The ingestion's, as :meth:`SCMIndex.index_documents`.
 
     Returns
     -------
@@ -187,7 +192,46 @@ def reindex_into_alias(
     keep_old = check(keep_old, "keep_old", Boolean())
     max_failures = check(max_failures, "max_failures", NON_NEGATIVE_INT)
     grace = check(grace, "grace", _SECONDS)
-    current, concrete = alias_targets(client, alias)
+    ingest = IngestOptions(batch_size, max_retries, initial_backoff, retry_budget, concurrency)
+    current, concrete = yield from _alias_targets(alias)
+    _check_replaceable(alias, current, concrete, keep_old)
+    layout = _layout(current, text_analyzer, metadata_mapping, expansion, shards, replicas)
+    name = validate_index_name(new_index) if new_index else new_index_name(alias)
+    index = IndexOperations(client, name, model)
+    yield from index.create.plan(
+        shards=layout.shards,
+        replicas=layout.replicas,
+        text_analyzer=layout.text_analyzer,
+        metadata_mapping=layout.metadata_mapping,
+        expansion=layout.expansion,
+    )
+    logger.info("%s: indexing into the new index %s", alias, name)
+    try:
+        report = yield from index._ingest_plan(documents, ingest, True, True, progress)
+        if report.failed > max_failures:
+            raise AliasSwapError(
+                f"{report.failed} document(s) failed (max_failures={max_failures}): the alias "
+                f"{alias!r} was not moved and the new index {name!r} was deleted",
+                report,
+            )
+        if optimize:
+            yield from optimize_plan(name, 1)
+        yield from _move(alias, name, sorted(current), concrete)
+    except BaseException:
+        yield from _delete_quietly(name)
+        raise
+    swap = AliasSwap(alias, name, sorted(current), report)
+    return (yield from _retire_previous(swap, current, concrete, keep_old, grace))
+
+
+reindex_into_alias = sync_function(_reindex, "reindex_into_alias")
+async_reindex_into_alias = async_function(_reindex, "async_reindex_into_alias")
+
+
+def _check_replaceable(
+    alias: str, current: Mapping[str, Any], concrete: bool, keep_old: bool
+) -> None:
+    """Refuse to turn into an alias an index that es-scm did not create, or one to keep."""
     if concrete and not current[alias].get("_meta", {}).get("es_scm"):
         raise ValueError(
             f"{alias!r} is an index that es-scm did not create: making it an alias would delete "
@@ -199,50 +243,31 @@ def reindex_into_alias(
             "must delete that index, so it cannot be kept (leave out keep_old, or choose another "
             "alias name)"
         )
+
+
+def _layout(
+    current: Mapping[str, Any],
+    text_analyzer: str | None,
+    metadata_mapping: Mapping[str, Any] | str | None,
+    expansion: str | None,
+    shards: int,
+    replicas: int,
+) -> IndexLayout:
+    """The new index's layout: what is given, else what the alias's index has now."""
     inherited = _inherited_options(current)
-    if text_analyzer is None:
-        text_analyzer = inherited["text_analyzer"]
-    if expansion is None:
-        expansion = inherited["expansion"]
     if metadata_mapping is None:
         metadata_mapping = inherited["metadata_mapping"]
     elif metadata_mapping == FLATTENED:
         metadata_mapping = None
     elif isinstance(metadata_mapping, str):
         raise ValueError(f"metadata_mapping must be a mapping, None or {FLATTENED!r}")
-    name = validate_index_name(new_index) if new_index else new_index_name(alias)
-    index = SCMIndex(client, name, model)
-    index.create(
-        shards=shards,
-        replicas=replicas,
-        text_analyzer=text_analyzer,
-        metadata_mapping=metadata_mapping,  # type: ignore[arg-type]
-        expansion=expansion,
+    return IndexLayout(
+        shards,
+        replicas,
+        inherited["text_analyzer"] if text_analyzer is None else text_analyzer,
+        metadata_mapping,  # type: ignore[arg-type]
+        inherited["expansion"] if expansion is None else expansion,
     )
-    logger.info("%s: indexing into the new index %s", alias, name)
-    try:
-        report = index.index_documents(documents, create=False, **ingest_options)
-        if report.failed > max_failures:
-            raise AliasSwapError(
-                f"{report.failed} document(s) failed (max_failures={max_failures}): the alias "
-                f"{alias!r} was not moved and the new index {name!r} was deleted",
-                report,
-            )
-        if optimize:
-            index.optimize()
-        _move(client, alias, name, sorted(current), concrete)
-    except BaseException:
-        _delete_quietly(client, name)
-        raise
-    swap = AliasSwap(alias, name, sorted(current), report)
-    if concrete:
-        swap.deleted.append(alias)
-    elif keep_old:
-        swap.kept += [(old, "kept as asked (keep_old)") for old in swap.previous]
-    elif swap.previous:
-        time.sleep(grace)
-        _delete_previous(client, swap, current)
-    return swap
 
 
 def _inherited_options(current: Mapping[str, Any]) -> dict[str, Any]:
@@ -252,7 +277,7 @@ def _inherited_options(current: Mapping[str, Any]) -> dict[str, Any]:
     return {"text_analyzer": None, "metadata_mapping": None, "expansion": "query"}
 
 
-def _move(client: Elasticsearch, alias: str, name: str, previous: list[str], concrete: bool):
+def _move(alias: str, name: str, previous: list[str], concrete: bool) -> Plan[None]:
     """One atomic ``_aliases`` request: the alias leaves ``previous`` and points at ``name``."""
     if concrete:
         actions: list[dict[str, Any]] = [{"remove_index": {"index": alias}}]
@@ -261,12 +286,28 @@ def _move(client: Elasticsearch, alias: str, name: str, previous: list[str], con
             {"remove": {"index": old, "alias": alias, "must_exist": True}} for old in previous
         ]
     actions.append({"add": {"index": name, "alias": alias, "is_write_index": True}})
-    client.indices.update_aliases(actions=actions)
+    yield Call("indices.update_aliases", {"actions": actions})
     logger.info("%s: moved from %s to %s", alias, previous or "nothing", name)
 
 
-def _delete_previous(client: Elasticsearch, swap: AliasSwap, current: Mapping[str, Any]) -> None:
-    aliases = client.options(ignore_status=404).indices.get_alias(index=",".join(swap.previous))
+def _retire_previous(
+    swap: AliasSwap, current: Mapping[str, Any], concrete: bool, keep_old: bool, grace: float
+) -> Plan[AliasSwap]:
+    """After the move: the indices the alias left are kept (``keep_old``) or deleted after
+    ``grace`` seconds; an index the alias replaced (``concrete``) is gone with the move."""
+    if concrete:
+        swap.deleted.append(swap.alias)
+    elif keep_old:
+        swap.kept += [(old, "kept as asked (keep_old)") for old in swap.previous]
+    elif swap.previous:
+        yield Wait(grace)
+        yield from _delete_previous(swap, current)
+    return swap
+
+
+def _delete_previous(swap: AliasSwap, current: Mapping[str, Any]) -> Plan[None]:
+    call = Call("indices.get_alias", {"index": ",".join(swap.previous)}, {"ignore_status": 404})
+    aliases = yield call
     for old in swap.previous:
         others = sorted(set(aliases.body.get(old, {}).get("aliases", {})) - {swap.alias})
         if not current[old].get("_meta", {}).get("es_scm"):
@@ -274,23 +315,24 @@ def _delete_previous(client: Elasticsearch, swap: AliasSwap, current: Mapping[st
         elif others:
             swap.kept.append((old, f"still in use by the alias {others[0]!r}"))
         else:
-            client.options(ignore_status=404).indices.delete(index=old)
+            yield Call("indices.delete", {"index": old}, {"ignore_status": 404})
             swap.deleted.append(old)
 
 
-def _delete_quietly(client: Elasticsearch, name: str) -> None:
+def _delete_quietly(name: str) -> Plan[None]:
     try:
-        client.options(ignore_status=404).indices.delete(index=name)
+        yield Call("indices.delete", {"index": name}, {"ignore_status": 404})
     except Exception as error:  # the cluster may be what failed: say what is left behind
         logger.warning("could not delete the unfinished index %s (%s); delete it", name, error)
 
 
-class AliasSearcher:
-    """Search an alias with the model of the index it points at, across model swaps.
+class AliasOperations:
+    """Search an alias with the model of the index it points at, across model swaps (the
+    operations of :class:`AliasSearcher` and :class:`AsyncAliasSearcher`).
 
     Parameters
     ----------
-    client : Elasticsearch
+    client : Elasticsearch or AsyncElasticsearch
     alias : str
         The alias (or index) to search.
     models : iterable of SoftCosineModel
@@ -310,9 +352,11 @@ class AliasSearcher:
     >>> searcher.search("president greets the press")          # doctest: +SKIP
     """
 
+    searcher_type: type[SearchOperations]  # Searcher or AsyncSearcher, for the side
+
     def __init__(
         self,
-        client: Elasticsearch,
+        client: Any,
         alias: str,
         models: Iterable[SoftCosineModel],
         *,
@@ -324,9 +368,8 @@ class AliasSearcher:
         self.max_age = check(max_age, "max_age", _SECONDS)
         self._options = searcher_options
         self._models: dict[str, SoftCosineModel] = {}
-        self._route: tuple[float, Searcher] | None = None
-        self._searchers: dict[tuple[str, str], Searcher] = {}
-        self._lock = threading.Lock()
+        self._route: tuple[float, SearchOperations] | None = None
+        self._searchers: dict[tuple[str, str], SearchOperations] = {}
         for model in models:
             self.add_model(model)
 
@@ -334,7 +377,8 @@ class AliasSearcher:
         """Make ``model`` available for indices built with it."""
         self._models[model.model_id] = model
 
-    def searcher(self, *, refresh: bool = False) -> Searcher:
+    @operation
+    def searcher(self, *, refresh: bool = False) -> Plan[SearchOperations]:
         """The searcher of the concrete indices the alias points at now, with their model.
 
         Raises
@@ -345,47 +389,67 @@ class AliasSearcher:
             If its indices are not es-scm indices, disagree on the model, or were built with a
             model this searcher does not hold.
         """
-        with self._lock:
-            now = time.monotonic()
-            if not refresh and self._route is not None and now - self._route[0] < self.max_age:
-                return self._route[1]
-            current, _ = alias_targets(self.client, self.alias)
-            if not current:
-                raise IndexNotFoundError(f"index or alias {self.alias!r} does not exist")
-            ids = {m.get("_meta", {}).get("es_scm", {}).get("model_id") for m in current.values()}
-            if len(ids) != 1 or None in ids:
-                raise ModelMismatchError(
-                    f"the indices behind {self.alias!r} ({', '.join(sorted(current))}) are not "
-                    "es-scm indices of one model"
-                )
-            model_id = ids.pop()
-            if model_id not in self._models:
-                raise ModelMismatchError(
-                    f"{self.alias!r} points at {', '.join(sorted(current))}, built with model "
-                    f"{model_id[:12]}, which this searcher does not hold (add_model)"
-                )
-            key = (",".join(sorted(current)), model_id)
-            if key not in self._searchers:
-                self._searchers[key] = Searcher(
-                    self.client, key[0], self._models[model_id], **self._options
-                )
-            self._route = (now, self._searchers[key])
-            return self._route[1]
+        route = self._route
+        if not refresh and route is not None and time.monotonic() - route[0] < self.max_age:
+            return route[1]
+        current, _ = yield from _alias_targets(self.alias)
+        model_id = self._model_id(current)
+        key = (",".join(sorted(current)), model_id)
+        if key not in self._searchers:
+            self._searchers[key] = self.searcher_type(
+                self.client, key[0], self._models[model_id], **self._options
+            )
+        self._route = (time.monotonic(), self._searchers[key])  # replaced whole: thread-safe
+        return self._route[1]
 
-    def search(self, query: str, k: int = 10, *, attempts: int = 3, **options: Any) -> SearchResult:
+    @operation
+    def search(
+        self, query: str, k: int = 10, *, attempts: int = 3, **options: Any
+    ) -> Plan[SearchResult]:
         """:meth:`Searcher.search` on the alias's current indices, with their model.
 
         An index deleted between resolving the alias and searching it (a swap just happened) is
         not an error: the alias is resolved again and the search repeated, up to ``attempts``
-        times in all.
+        times in all. ``options`` are :meth:`Searcher.search`'s.
         """
         attempts = check(attempts, "attempts", POSITIVE_INT)
         for attempt in range(1, attempts + 1):
-            searcher = self.searcher(refresh=attempt > 1)
+            searcher = yield from self.searcher.plan(refresh=attempt > 1)
             try:
-                return searcher.search(query, k, **options)
+                return (yield from searcher.search.plan(query, k, **options))
             except (NotFoundError, IndexNotFoundError):
                 if attempt == attempts:
                     raise
                 logger.info("%s: %s went away; resolving again", self.alias, searcher.index)
         raise AssertionError("unreachable")  # pragma: no cover
+
+    def _model_id(self, current: Mapping[str, Any]) -> str:
+        """The one model of the indices ``current`` (their mappings), which this object holds."""
+        if not current:
+            raise IndexNotFoundError(f"index or alias {self.alias!r} does not exist")
+        ids = {m.get("_meta", {}).get("es_scm", {}).get("model_id") for m in current.values()}
+        if len(ids) != 1 or None in ids:
+            raise ModelMismatchError(
+                f"the indices behind {self.alias!r} ({', '.join(sorted(current))}) are not "
+                "es-scm indices of one model"
+            )
+        model_id = ids.pop()
+        if model_id not in self._models:
+            raise ModelMismatchError(
+                f"{self.alias!r} points at {', '.join(sorted(current))}, built with model "
+                f"{model_id[:12]}, which this searcher does not hold (add_model)"
+            )
+        return model_id
+
+
+class AliasSearcher(AliasOperations, SyncAPI):
+    """Search an alias across model swaps on an ``Elasticsearch`` client (the parameters and
+    operations of :class:`AliasOperations`)."""
+
+    searcher_type = Searcher
+
+
+class AsyncAliasSearcher(AliasOperations, AsyncAPI):
+    """:class:`AliasSearcher` on an ``AsyncElasticsearch`` client: the same operations, awaited."""
+
+    searcher_type = AsyncSearcher

@@ -1,15 +1,16 @@
 """Sending one batch of bulk actions: the plan that the sync and the asyncio ingesters both run.
 
-The plan (:meth:`BulkPlan.send`) is a generator of steps, :class:`BulkRequest`, :class:`Wait`
-and :class:`~es_scm.elastic.calls.Call`; each ingester carries them out with its own client
-(:func:`~es_scm.elastic.calls.drive` / :func:`~es_scm.elastic.calls.drive_async`). For a batch:
+The plan (:meth:`BulkPlan.send`) is a generator of steps (:mod:`es_scm.elastic.calls`:
+:class:`~es_scm.elastic.calls.Bulk`, :class:`~es_scm.elastic.calls.Wait`,
+:class:`~es_scm.elastic.calls.Call`), carried out by either runtime. For a batch:
 
-1. It looks up which of the batch's ids the index holds already (``mget``, no source), so that
-   the report counts a document as ``created`` when its id was not there before this run wrote
-   it, and as ``updated`` when it was: a write that is retried (after a lost connection, or by
-   Elasticsearch after a primary moved) is answered ``updated``, though it created the document.
-   When the ids cannot be looked up (a key without read rights, shards unavailable), what
-   Elasticsearch answered counts.
+1. In an index that held documents before the run, it looks up which of the batch's ids the
+   index holds already (``mget``, no source), so that the report counts a document as
+   ``created`` when its id was not there before this run wrote it, and as ``updated`` when it
+   was: a write that is retried (after a lost connection, or by Elasticsearch after a primary
+   moved) is answered ``updated``, though it created the document. An index that the run
+   created holds no id but the run's own, so nothing is looked up. When the ids cannot be looked
+   up (a key without read rights, shards unavailable), what Elasticsearch answered counts.
 2. It sends the actions with the official client's ``helpers.streaming_bulk``, which retries
    documents rejected with 429, 502 or 504 itself. A request rejected as a whole for its content
    (400, 413, or a document the serializer refuses) is split in halves until the bad documents
@@ -29,25 +30,22 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Generator, Iterable, Mapping
+from collections.abc import Generator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from elasticsearch import ApiError, ConnectionTimeout, SerializationError, TransportError
 
-from es_scm.elastic.calls import Call
+from es_scm.elastic.calls import Bulk, Call, Plan, Wait
 from es_scm.elastic.connection import error_reason
+from es_scm.elastic.requests import IngestOptions
 
 __all__ = [
     "BULK_RETRIED_STATUSES",
     "SHARD_WAIT",
     "BatchOutcome",
     "BulkPlan",
-    "BulkRequest",
     "SendingStopped",
-    "Wait",
-    "bulk_results",
-    "one_call",
 ]
 
 logger = logging.getLogger(__name__)
@@ -68,20 +66,6 @@ class SendingStopped(Exception):
     def __init__(self, message: str, outcome: BatchOutcome | None = None) -> None:
         super().__init__(message)
         self.outcome = outcome
-
-
-@dataclass(frozen=True)
-class BulkRequest:
-    """A step of the plan: bulk these actions (answered with their :func:`bulk_results`)."""
-
-    actions: list[dict]
-
-
-@dataclass(frozen=True)
-class Wait:
-    """A step of the plan: wait this long before trying again."""
-
-    seconds: float
 
 
 @dataclass
@@ -108,6 +92,24 @@ class Answers:
             self.failures + other.failures,
             self.unavailable + other.unavailable,
         )
+
+    def record(self, ok: bool, item: Mapping[str, Any]) -> None:
+        """One of ``streaming_bulk``'s per-document results (a full disk stops the run)."""
+        result = next(iter(item.values()))
+        doc_id = str(result.get("_id"))
+        if ok:
+            self.written.append((doc_id, str(result.get("result"))))
+            return
+        reason = _item_reason(result)
+        if _FLOOD_STAGE in reason:
+            raise SendingStopped(
+                "Elasticsearch's disk is full (flood-stage watermark; the index is read-only): "
+                "free disk space, then rerun (document ids make reruns complete the index)"
+            )
+        if result.get("status") == _UNAVAILABLE:
+            self.unavailable.append((doc_id, reason))
+        else:
+            self.failures.append((doc_id, reason))
 
 
 class _Unavailable(Exception):
@@ -146,31 +148,45 @@ class BulkPlan:
     ----------
     index : str
         The index (or write alias).
-    retry_budget : float
-        Seconds a batch keeps trying after its first failure before the run stops.
+    options : IngestOptions
+        The retries (``max_retries``, ``initial_backoff``, ``max_backoff`` for what
+        ``streaming_bulk`` retries; ``retry_budget``: seconds a batch keeps trying after its first
+        failure before the run stops).
     stop : threading.Event
         Set when the run stops: a waiting plan gives up at once.
+    fresh : bool
+        Whether the run created the index: it then holds only the ids that the run's earlier
+        batches wrote, and nothing is looked up (see the module docstring).
     """
 
-    def __init__(self, index: str, retry_budget: float, stop: threading.Event) -> None:
+    def __init__(
+        self, index: str, options: IngestOptions, stop: threading.Event, fresh: bool
+    ) -> None:
         self.index = index
-        self.retry_budget = retry_budget
+        self.options = options
         self.stop = stop
+        self.fresh = fresh
         self.may_look_up = True  # False once Elasticsearch refused a lookup (no read right)
 
-    def send(self, actions: list[dict]) -> Generator[Any, Any, BatchOutcome]:
-        """Bulk ``actions``; return what became of each document."""
+    def send(
+        self, actions: list[dict], written_before: frozenset[str], *, refresh: bool = False
+    ) -> Plan[BatchOutcome]:
+        """Bulk ``actions`` (of which the run wrote ``written_before`` already), refreshing the
+        shards written if ``refresh``; return what became of each document."""
         if not actions:
             return BatchOutcome()
-        retrying = _Retrying(self.retry_budget)
+        retrying = _Retrying(self.options.retry_budget)
         existing: dict[str, bool] = {}
         answers, pending = Answers(), actions
         try:
-            existing = yield from self._existing(actions, retrying)
+            if self.fresh:
+                existing = {action["_id"]: action["_id"] in written_before for action in actions}
+            else:
+                existing = yield from self._existing(actions, retrying)
             while True:
                 self._check_stop()
                 try:
-                    answered = yield from self._split(pending)
+                    answered = yield from self._split(pending, refresh)
                 except TransportError as error:
                     yield from self._wait(retrying, _unreachable(error))
                     continue
@@ -215,10 +231,33 @@ class BulkPlan:
                 return {}
             return {doc["_id"]: doc["found"] for doc in response["docs"] if "found" in doc}
 
-    def _split(self, actions: list[dict]) -> Generator[Any, Any, Answers]:
+    def _bulk(self, actions: list[dict], refresh: bool) -> Plan[Answers]:
+        """One bulk request of ``actions`` through the client's ``streaming_bulk``."""
+        # Connection errors and unavailable shards are the plan's (with a time budget), the
+        # other statuses streaming_bulk's: the transport retries neither, so no retry loop
+        # nests in another.
+        arguments = {
+            "actions": actions,
+            "chunk_size": len(actions),
+            "max_chunk_bytes": 50 * 1024 * 1024,
+            "raise_on_error": False,
+            "raise_on_exception": True,
+            "max_retries": self.options.max_retries,
+            "initial_backoff": self.options.initial_backoff,
+            "max_backoff": self.options.max_backoff,
+            "retry_on_status": BULK_RETRIED_STATUSES,
+            "timeout": SHARD_WAIT,
+        }
+        if refresh:
+            arguments["refresh"] = "true"
+        answers = Answers()
+        yield Bulk(arguments, answers.record, _NO_RETRY)
+        return answers
+
+    def _split(self, actions: list[dict], refresh: bool) -> Plan[Answers]:
         """Send; when the whole request is rejected for its content, send each half alone."""
         try:
-            return (yield BulkRequest(actions))
+            return (yield from self._bulk(actions, refresh))
         except (SerializationError, ApiError) as error:
             status = getattr(getattr(error, "meta", None), "status", None)
             if isinstance(error, ApiError) and status == _UNAVAILABLE:
@@ -229,14 +268,16 @@ class BulkPlan:
             if len(actions) == 1:
                 return Answers(failures=[(actions[0]["_id"], _rejected(error))])
             middle = len(actions) // 2
-            first = yield from self._split(actions[:middle])
-            return first.add((yield from self._split(actions[middle:])))
+            first = yield from self._split(actions[:middle], refresh)
+            return first.add((yield from self._split(actions[middle:], refresh)))
 
     def _wait(
         self, retrying: _Retrying, problem: str, cause: str | None = None
     ) -> Generator[Any, Any, None]:
         """Wait before the next try, saying why (stop when the retry budget is spent)."""
-        yield Wait(retrying.next_wait((yield from self._diagnose(problem, cause or problem))))
+        wait = retrying.next_wait((yield from self._diagnose(problem, cause or problem)))
+        if (yield Wait(wait, self.stop)):
+            raise SendingStopped("stopped")
 
     def _diagnose(self, problem: str, cause: str) -> Generator[Any, Any, str]:
         """``problem``; or, when the cluster answers that the index is red, that with ``cause``."""
@@ -250,33 +291,6 @@ class BulkPlan:
         unassigned = health.get("unassigned_primary_shards")
         state = f" ({unassigned} primary shard(s) unassigned)" if unassigned else ""
         return f"the index {self.index!r} is red{state}: {cause}"
-
-
-def one_call(call: Call) -> Generator[Call, Any, Any]:
-    """The plan of a single call (run by the ingesters with ``run_sync`` / ``run_async``)."""
-    return (yield call)
-
-
-def bulk_results(results: Iterable[tuple[bool, dict]]) -> Answers:
-    """What ``streaming_bulk``'s per-document results say (a full disk stops the run)."""
-    answers = Answers()
-    for ok, item in results:
-        result = next(iter(item.values()))
-        doc_id = str(result.get("_id"))
-        if ok:
-            answers.written.append((doc_id, str(result.get("result"))))
-            continue
-        reason = _item_reason(result)
-        if _FLOOD_STAGE in reason:
-            raise SendingStopped(
-                "Elasticsearch's disk is full (flood-stage watermark; the index is read-only): "
-                "free disk space, then rerun (document ids make reruns complete the index)"
-            )
-        if result.get("status") == _UNAVAILABLE:
-            answers.unavailable.append((doc_id, reason))
-        else:
-            answers.failures.append((doc_id, reason))
-    return answers
 
 
 def _counted(answers: Answers, existing: Mapping[str, bool]) -> BatchOutcome:

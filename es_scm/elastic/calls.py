@@ -1,33 +1,55 @@
-"""Elasticsearch calls as data, and the two drivers that make them: sync and asyncio.
+"""Elasticsearch work as data: the steps a plan yields, free of I/O.
 
-A *plan* is a generator that yields the :class:`Call` it needs next and receives its response
-(or has its exception thrown in); its return value is the plan's result. :func:`run_sync` runs a
-plan on :class:`elasticsearch.Elasticsearch`, :func:`run_async` on
-:class:`elasticsearch.AsyncElasticsearch`: the logic of a search is written once
-(:mod:`es_scm.elastic.plans`, :mod:`es_scm.elastic.hybrid`).
+A *plan* is a generator that yields the step it needs next and receives its answer (or has its
+exception thrown in); its return value is the plan's result. Every operation of es-scm — a
+search, an index creation, an ingestion, a deletion, an alias swap — is written once as a plan,
+and one of the two runtimes of :mod:`es_scm.elastic.runtime` carries its steps out, on an
+:class:`elasticsearch.Elasticsearch` client or on an :class:`elasticsearch.AsyncElasticsearch`
+one. The steps:
+
+:class:`Call`
+    One API call of the client, answered with its response.
+:class:`Bulk`
+    A stream of bulk actions sent by the client's ``helpers.streaming_bulk`` (or its asyncio
+    twin), each per-action result handed to a callback; answered with None.
+:class:`Wait`
+    Wait some seconds (giving up early when a stop event is set); answered with whether it did.
+:class:`Compute`
+    CPU work (vectorizing a batch): run in place, or in a worker thread by the asyncio runtime so
+    that the event loop keeps serving; answered with the function's result.
+:class:`Read`
+    The next items of the documents a caller gave (an iterable, or an async iterable for the
+    asyncio runtime); answered with a list, empty at the end.
+:class:`Start` and :class:`Join`
+    Run another plan concurrently (a thread, or an asyncio task) and get its result later: what
+    lets ingestion keep several bulk requests in flight.
 """
 
 from __future__ import annotations
 
-import operator
-from collections.abc import Awaitable, Callable, Generator
+import threading
+from collections.abc import Callable, Generator, Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:  # pragma: no cover
-    from elasticsearch import AsyncElasticsearch, Elasticsearch
+from typing import Any, TypeVar
 
 __all__ = [
     "WHOLE_SOURCE",
+    "Bulk",
     "Call",
+    "Compute",
+    "Join",
     "Plan",
-    "drive",
-    "drive_async",
-    "run_async",
-    "run_sync",
+    "Read",
+    "Start",
+    "Wait",
     "search_call",
     "single",
 ]
+
+T = TypeVar("T")
+
+#: A plan whose result is a ``T``.
+Plan = Generator[Any, Any, T]
 
 # Hits come with their whole _source (text, scm.vector, metadata): filtering it would make
 # Elasticsearch parse and rewrite every hit's source, which costs more than sending it whole.
@@ -44,7 +66,62 @@ class Call:
     options: dict[str, Any] = field(default_factory=dict)
 
 
-Plan = Generator[Call, Any, Any]
+@dataclass(frozen=True)
+class Bulk:
+    """Send ``arguments`` (the keyword arguments of ``helpers.streaming_bulk`` but the client)
+    with the client's bulk helper, calling ``each(ok, item)`` for every action's result; the
+    client is called with the transport ``options`` (``client.options(...)``)."""
+
+    arguments: dict[str, Any]
+    each: Callable[[bool, dict[str, Any]], None]
+    options: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Wait:
+    """Wait ``seconds``; give up as soon as ``stop`` is set (the answer: whether it was)."""
+
+    seconds: float
+    stop: threading.Event | None = None
+
+
+@dataclass(frozen=True)
+class Compute:
+    """``function(*arguments)``: CPU work, off the event loop in the asyncio runtime."""
+
+    function: Callable[..., Any]
+    arguments: tuple[Any, ...] = ()
+
+
+class Source:
+    """The documents a caller gave, read in batches by :class:`Read` steps (an iterable, or an
+    async iterable for the asyncio runtime); the runtime keeps its iterator here."""
+
+    def __init__(self, items: Iterable[Any] | Any) -> None:
+        self.items = items
+        self.iterator: Any = None
+
+
+@dataclass(frozen=True)
+class Read:
+    """The next ``size`` items of ``source`` (fewer at its end, none after it)."""
+
+    source: Source
+    size: int
+
+
+@dataclass(frozen=True)
+class Start:
+    """Run ``plan`` concurrently; the answer is a handle for :class:`Join` (with ``cancel()``)."""
+
+    plan: Plan[Any]
+
+
+@dataclass(frozen=True)
+class Join:
+    """The result of the plan started as ``handle`` (its exception is raised)."""
+
+    handle: Any
 
 
 def search_call(**kwargs: Any) -> Call:
@@ -53,102 +130,6 @@ def search_call(**kwargs: Any) -> Call:
     return Call("search", {**kwargs, "allow_partial_search_results": False})
 
 
-def single(call: Call) -> Plan:
+def single(call: Call) -> Plan[Any]:
     """The plan of one call: its response."""
     return (yield call)
-
-
-# The GET that a HEAD call's method stands for: a HEAD answer has no body, so a refused one
-# carries no reason (a missing privilege, a client too new for the server); the GET tells it.
-_GET_OF_HEAD = {
-    "exists": "get",
-    "exists_source": "get_source",
-    "indices.exists": "indices.get",
-    "indices.exists_alias": "indices.get_alias",
-    "indices.exists_index_template": "indices.get_index_template",
-}
-
-
-def _bound(client: Any, call: Call) -> Any:
-    target = client.options(**call.options) if call.options else client
-    return operator.attrgetter(call.method)(target)
-
-
-def _reason_call(call: Call, error: Exception) -> Call | None:
-    """The GET that gives the reason of ``error``, the bodiless refusal of a HEAD ``call``."""
-    if call.method not in _GET_OF_HEAD or getattr(error, "meta", None) is None:
-        return None
-    if getattr(error, "body", None) not in (None, ""):
-        return None
-    return Call(_GET_OF_HEAD[call.method], call.kwargs, call.options)
-
-
-def _execute_sync(client: Elasticsearch, call: Call) -> Any:
-    try:
-        return _bound(client, call)(**call.kwargs)
-    except Exception as error:
-        again = _reason_call(call, error)
-        if again is None:
-            raise
-        try:
-            _bound(client, again)(**again.kwargs)
-        except Exception as explained:  # the same refusal, with its reason
-            raise explained from error
-        raise
-
-
-async def _execute_async(client: AsyncElasticsearch, call: Call) -> Any:
-    try:
-        return await _bound(client, call)(**call.kwargs)
-    except Exception as error:
-        again = _reason_call(call, error)
-        if again is None:
-            raise
-        try:
-            await _bound(client, again)(**again.kwargs)
-        except Exception as explained:  # the same refusal, with its reason
-            raise explained from error
-        raise
-
-
-def drive(plan: Generator[Any, Any, Any], execute: Callable[[Any], Any]) -> Any:
-    """Run any plan: ``execute`` each step it yields and send back the result, or throw the
-    error into it (the plan may handle it; else it propagates); return the plan's value."""
-    try:
-        step = next(plan)
-        while True:
-            try:
-                response = execute(step)
-            except Exception as error:
-                step = plan.throw(error)
-            else:
-                step = plan.send(response)
-    except StopIteration as done:
-        return done.value
-
-
-async def drive_async(
-    plan: Generator[Any, Any, Any], execute: Callable[[Any], Awaitable[Any]]
-) -> Any:
-    """:func:`drive` with a coroutine ``execute``."""
-    try:
-        step = next(plan)
-        while True:
-            try:
-                response = await execute(step)
-            except Exception as error:
-                step = plan.throw(error)
-            else:
-                step = plan.send(response)
-    except StopIteration as done:
-        return done.value
-
-
-def run_sync(plan: Plan, client: Elasticsearch) -> Any:
-    """Run ``plan`` on a synchronous client; return its result."""
-    return drive(plan, lambda call: _execute_sync(client, call))
-
-
-async def run_async(plan: Plan, client: AsyncElasticsearch) -> Any:
-    """Run ``plan`` on an asyncio client; return its result."""
-    return await drive_async(plan, lambda call: _execute_async(client, call))

@@ -26,8 +26,9 @@ from typing import Any
 import elasticsearch
 from elasticsearch import Elasticsearch
 
-from es_scm.elastic.calls import Call, Plan, run_sync
+from es_scm.elastic.calls import Call, Plan
 from es_scm.elastic.credentials import check_url
+from es_scm.elastic.runtime import SyncRuntime
 
 DEFAULT_URL = "http://127.0.0.1:9200"
 DEFAULT_MAX_CLAUSES = 1024  # Lucene's historical limit, used when the cluster cannot be asked
@@ -153,7 +154,7 @@ def cluster_version(client: Elasticsearch) -> str:
     Uses ``_nodes`` rather than ``GET /`` because the minimal distribution the local runner uses
     does not register the root endpoint.
     """
-    return run_sync(cluster_version_plan(), client)
+    return SyncRuntime(client).run(cluster_version_plan())
 
 
 def cluster_version_plan() -> Plan:
@@ -178,7 +179,7 @@ def cluster_max_clauses(client: Elasticsearch) -> int:
     ``indices.query.bool.max_clause_count`` setting is deprecated and not applied. Newer versions
     take the heap in whole GB; this function uses the smaller of the two readings.
     """
-    return run_sync(max_clauses_plan(), client)
+    return SyncRuntime(client).run(max_clauses_plan())
 
 
 def max_clauses_plan() -> Plan:

@@ -13,6 +13,9 @@ Every document gets an outcome (:class:`IngestReport`):
   Elasticsearch's 512 bytes, metadata that JSON cannot hold (NaN, ±Infinity, a set; named by
   its field, :func:`~es_scm.documents.metadata_problem`), a field Elasticsearch rejects — fails
   alone, with its reason; the others of its batch are indexed.
+* Batches are read and vectorized while up to ``concurrency`` earlier ones are in flight (on
+  threads, or asyncio tasks: the run is a plan, :mod:`es_scm.elastic.calls`, that either runtime
+  carries out; the asyncio one vectorizes in a worker thread and also reads async iterables).
 * A batch is sent by the plan of :mod:`es_scm.elastic.bulk_plan`: rejections with 429, 502 or
   504 are retried by the official client's ``helpers.streaming_bulk`` (``max_retries``, waits
   doubling from ``initial_backoff`` up to ``max_backoff``); a cluster that cannot be reached and
@@ -20,8 +23,10 @@ Every document gets an outcome (:class:`IngestReport`):
   clock from the batch's first failure, with a warning naming the cause at each try; then the
   run stops with :class:`IngestError`, whose ``report`` counts what was indexed, failed and
   skipped. So does a disk that Elasticsearch has filled to its flood-stage watermark, and an
-  input stream that raises. Ctrl-C stops within a second with :class:`IngestInterrupted`, which
-  carries the report.
+  input stream that raises. Ctrl-C stops with :class:`IngestInterrupted`, which carries the
+  report, and a cancelled asyncio task stops too (a warning with the counts, then the
+  cancellation goes on); either way the requests already sent are waited for (they cannot be
+  called back), so that nothing is written after the run returns.
 * Ids make writes idempotent: a rerun overwrites (``updated``) instead of duplicating. A
   document is counted ``created`` when the index did not hold its id before this run wrote it,
   even when a retried write was answered ``updated``.
@@ -36,36 +41,24 @@ corpus left out (:meth:`~es_scm.model.TokenCounts.drift`).
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import logging
-import queue
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
-from concurrent.futures import Future
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from elasticsearch import Elasticsearch, helpers
 
 from es_scm.documents import Document, InvalidRecord, as_document, metadata_problem
-from es_scm.elastic.bulk_plan import (
-    BULK_RETRIED_STATUSES,
-    SHARD_WAIT,
-    BatchOutcome,
-    BulkPlan,
-    BulkRequest,
-    SendingStopped,
-    Wait,
-    bulk_results,
-    one_call,
-)
-from es_scm.elastic.calls import Call, drive, run_sync
+from es_scm.elastic.bulk_plan import BatchOutcome, BulkPlan, SendingStopped
+from es_scm.elastic.calls import Compute, Join, Plan, Read, Source, Start
 from es_scm.elastic.ingest_report import IngestError, IngestInterrupted, IngestReport
-from es_scm.elastic.schema import EXPANSIONS, encode_documents, feature_keys
+from es_scm.elastic.requests import IngestOptions
+from es_scm.elastic.schema import encode_documents, feature_keys
 from es_scm.model.soft_cosine import TokenCounts
-from es_scm.validation import NON_NEGATIVE_INT, POSITIVE_INT, Interval, Options, check
 
 if TYPE_CHECKING:  # pragma: no cover
     from es_scm.model import SoftCosineModel
@@ -73,10 +66,10 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = [
     "MAX_ID_BYTES",
     "RETRYABLE_STATUSES",
-    "DocumentIngester",
     "IngestError",
     "IngestInterrupted",
     "IngestReport",
+    "Ingestion",
     "SeenIds",
 ]
 
@@ -85,7 +78,6 @@ logger = logging.getLogger(__name__)
 RETRYABLE_STATUSES = (429, 502, 503, 504)
 MAX_ID_BYTES = 512  # Elasticsearch rejects longer _id values, and with them the whole request
 SHOWN = 1000  # ids kept in a report's lists (the counts are always complete)
-_SECONDS = Interval(float, 0.0, None)
 
 
 class SeenIds:
@@ -123,11 +115,13 @@ class SeenIds:
 
 @dataclass
 class _Batch:
-    """A batch's bulk actions, its empty documents' ids, and the documents that failed early."""
+    """A batch's bulk actions, its empty documents' ids, the documents that failed early, and
+    the ids that earlier batches of the run wrote already."""
 
     actions: list[dict[str, Any]]
     empty_ids: list[str]
     invalid: list[tuple[str, str]]
+    written_before: frozenset[str] = frozenset()
     ids: frozenset[str] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -143,69 +137,57 @@ def settle_first(in_flight: list[tuple[Any, _Batch]], batch: _Batch) -> int:
     return sharing[-1] + 1 if sharing else 0
 
 
-class DocumentIngester:
-    """Vectorize documents with a model and bulk them into an index (see the module docstring).
+class Ingestion:
+    """One run of documents into an index: the plan of :meth:`run` (module docstring).
 
     Parameters
     ----------
-    client : Elasticsearch
     index : str
         The index (or write alias).
     model : SoftCosineModel
-    batch_size : int
-        Documents per vectorization batch and bulk request.
-    max_retries : int
-        Retries of documents rejected with 429, 502 or 504 before they count as failed.
-    initial_backoff, max_backoff : float
-        The first wait between those retries, and the longest (seconds).
-    concurrency : int
-        Bulk requests in flight at once (2): Elasticsearch indexes each on a thread of its
-        own while Python vectorizes the next batch.
-    retry_budget : float
-        Seconds (wall clock, from a batch's first failure) to keep trying a batch when the
-        cluster cannot be reached or shards of the index have no primary, before stopping (60).
+    options : IngestOptions
+        Batches, retries, requests in flight (checked).
     expansion : {"query", "documents"}
-        The index's side of S (:data:`~es_scm.elastic.schema.EXPANSIONS`): with
-        ``"documents"`` each document carries Sy' too.
+        The index's side of S: with ``"documents"`` each document carries Sy' too.
+    fresh : bool
+        Whether the run created the index (it then holds no id but the run's own).
+    serializable : callable
+        Whether the client's serializer writes a value (metadata checks).
+    refresh_last : bool
+        Send the last batch alone, once the others are done, with ``refresh=true``: the
+        documents are searchable when it returns (an index of one shard: a refresh of the shards
+        a request wrote is a refresh of the index).
     """
 
     def __init__(
         self,
-        client: Elasticsearch,
         index: str,
         model: SoftCosineModel,
+        options: IngestOptions,
         *,
-        batch_size: int = 500,
-        max_retries: int = 5,
-        initial_backoff: float = 1.0,
-        max_backoff: float = 10.0,
-        concurrency: int = 2,
-        retry_budget: float = 60.0,
-        expansion: str = "query",
+        expansion: str,
+        fresh: bool,
+        serializable: Any,
+        refresh_last: bool = False,
     ) -> None:
-        self.client = client
         self.index = index
         self.model = model
-        self.batch_size = check(batch_size, "batch_size", POSITIVE_INT)
-        self.max_retries = check(max_retries, "max_retries", NON_NEGATIVE_INT)
-        self.initial_backoff = check(initial_backoff, "initial_backoff", _SECONDS)
-        self.max_backoff = check(max_backoff, "max_backoff", _SECONDS)
-        self.concurrency = check(concurrency, "concurrency", POSITIVE_INT)
-        self.retry_budget = check(retry_budget, "retry_budget", _SECONDS)
-        self.expansion = check(expansion, "expansion", Options(EXPANSIONS))
+        self.options = options
+        self.expansion = expansion
+        self.refresh_last = refresh_last
+        self._serializable = serializable
         self._term_keys = feature_keys(len(model.terms))
         self._stop = threading.Event()
-        self._plan = BulkPlan(index, self.retry_budget, self._stop)
-        self._serializer = client.transport.serializers.get_serializer("application/json")
+        self._sending = BulkPlan(index, options, self._stop, fresh)
+        self.refreshed = False  # whether the last batch's request refreshed the index
 
     def run(
-        self, documents: Iterable[Document | Mapping[str, Any]], progress: Any = None
-    ) -> IngestReport:
+        self, documents: Iterable[Document | Mapping[str, Any]] | Any, progress: Any = None
+    ) -> Plan[IngestReport]:
         """Ingest a stream of documents; return the report.
 
-        ``progress`` is an object with ``update(n)`` (e.g. a tqdm bar), or None. Batches are
-        vectorized while up to ``concurrency`` earlier ones are in flight; at most
-        ``concurrency + 1`` batches are held in memory.
+        ``progress`` is an object with ``update(n)`` (e.g. a tqdm bar), or None. At most
+        ``concurrency + 2`` batches are held in memory (one is read ahead, to know the last).
 
         Raises
         ------
@@ -214,41 +196,63 @@ class DocumentIngester:
         IngestInterrupted
             On Ctrl-C, with the counts.
         """
-        report = IngestReport()
-        started = time.perf_counter()
-        seen = SeenIds()
-        positions = itertools.count()
-        stream = iter(documents)
-        in_flight: list[tuple[Future, _Batch]] = []
-        sender = _Sender(self.concurrency)
-        error: BaseException | None = None
+        report, started = IngestReport(), time.perf_counter()
+        state = _RunState(Source(documents))
         try:
-            while not self._stop.is_set():
-                try:
-                    batch = list(itertools.islice(stream, self.batch_size))
-                except Exception as failure:  # the caller's stream: keep what was done
-                    error, report.stopped = failure, f"reading the documents failed: {failure}"
-                    break
-                if not batch:
-                    break
-                prepared = self._prepare(batch, positions, seen, report)
-                for _ in range(settle_first(in_flight, prepared)):
-                    self._account(*in_flight.pop(0), report, progress)
-                while len(in_flight) >= self.concurrency:
-                    self._account(*in_flight.pop(0), report, progress)
-                in_flight.append((sender.submit(self._send, prepared.actions), prepared))
-            while in_flight:
-                self._account(*in_flight.pop(0), report, progress)
+            yield from self._batches(state, report, progress)
         except KeyboardInterrupt:
-            self._stop.set()
-            report.stopped = "interrupted"
-            for _, batch in in_flight:
-                report.skipped += len(batch.actions)
-            report.seconds = time.perf_counter() - started
+            yield from self._interrupted(state, report, started, "interrupted")
             raise IngestInterrupted(report) from None
-        finally:
-            sender.close()
-        return self._conclude(report, started, error)
+        except asyncio.CancelledError:  # goes on as it is: asyncio.timeout, TaskGroup rely on it
+            yield from self._interrupted(state, report, started, "cancelled")
+            logger.warning("%s: ingestion cancelled: %s", self.index, report.summary())
+            raise
+        return self._conclude(report, started, state.error)
+
+    def _batches(self, state: _RunState, report: IngestReport, progress: Any) -> Plan[None]:
+        """Read, vectorize and send every batch; settle each (in order) into ``report``."""
+        batch = yield from self._read(state, report)
+        while batch and not self._stop.is_set():
+            prepared = state.pending = yield Compute(self._prepare, (batch, state, report))
+            batch = yield from self._read(state, report)
+            last = not batch and self.refresh_last
+            waiting = len(state.in_flight) if last else settle_first(state.in_flight, prepared)
+            for _ in range(waiting):
+                yield from self._settle(state, report, progress)
+            while len(state.in_flight) >= self.options.concurrency:
+                yield from self._settle(state, report, progress)
+            sending = self._sending.send(prepared.actions, prepared.written_before, refresh=last)
+            state.in_flight.append(((yield Start(sending)), prepared))
+            state.pending = None
+            self.refreshed = last
+        while state.in_flight:
+            yield from self._settle(state, report, progress)
+
+    def _read(self, state: _RunState, report: IngestReport) -> Plan[list[Any]]:
+        """The next batch of documents (empty at the end, or when reading them fails)."""
+        try:
+            return (yield Read(state.source, self.options.batch_size))
+        except Exception as failure:  # the caller's stream: keep what was done
+            state.error, report.stopped = failure, f"reading the documents failed: {failure}"
+            return []
+
+    def _interrupted(
+        self, state: _RunState, report: IngestReport, started: float, why: str
+    ) -> Plan[None]:
+        """Stop: the batches in flight are skipped, their requests waited for (they cannot be
+        called back; a request sent after the stop gives up at its next wait)."""
+        self._stop.set()
+        report.stopped = why
+        if state.pending is not None:  # read ahead of the last, not sent
+            report.skipped += len(state.pending.actions)
+        for handle, batch in state.in_flight:
+            report.skipped += len(batch.actions)
+            try:
+                yield Join(handle)
+            except BaseException:  # what became of it is no longer counted
+                continue
+        state.in_flight.clear()
+        report.seconds = time.perf_counter() - started
 
     def _conclude(
         self, report: IngestReport, started: float, error: BaseException | None
@@ -265,24 +269,17 @@ class DocumentIngester:
 
     # -- preparing ---------------------------------------------------------------------------
 
-    def _prepare(
-        self, batch: list, positions: Iterator[int], seen: SeenIds, report: IngestReport
-    ) -> _Batch:
+    def _prepare(self, batch: list, state: _RunState, report: IngestReport) -> _Batch:
         """Check and vectorize a batch: y' = Wy/‖Wy‖_S, encoded as bulk actions."""
         documents, invalid = [], []
         for item in batch:
-            position = next(positions)
-            document, reason = self._checked(item, position)
+            document, reason = self._checked(item, next(state.positions))
             if reason is not None:
                 invalid.append((document, reason))
                 continue
             assert isinstance(document, Document)
             documents.append(document)
-        repeated = seen.add([hash(document.id) for document in documents])
-        for document in itertools.compress(documents, repeated):
-            report.duplicates += 1
-            if len(report.duplicate_ids) < SHOWN:
-                report.duplicate_ids.append(document.id)
+        written_before = self._count_duplicates(documents, state.seen, report)
         texts = [document.text for document in documents]
         tokens = TokenCounts()
         weights = self.model.vectorize_many(texts, role="document", tokens=tokens)
@@ -298,7 +295,21 @@ class DocumentIngester:
             for document, source in zip(documents, sources, strict=True)
         ]
         empty_ids = [d.id for d, s in zip(documents, sources, strict=True) if s["scm"]["empty"]]
-        return _Batch(actions, empty_ids, invalid)
+        return _Batch(actions, empty_ids, invalid, written_before)
+
+    @staticmethod
+    def _count_duplicates(
+        documents: list[Document], seen: SeenIds, report: IngestReport
+    ) -> frozenset[str]:
+        """Count the ids seen before in the run; return those that earlier batches wrote."""
+        repeated = seen.add([hash(document.id) for document in documents])
+        ids = [document.id for document in documents]
+        first_here = {doc_id for doc_id, again in zip(ids, repeated, strict=True) if not again}
+        for doc_id in itertools.compress(ids, repeated):
+            report.duplicates += 1
+            if len(report.duplicate_ids) < SHOWN:
+                report.duplicate_ids.append(doc_id)
+        return frozenset(itertools.compress(ids, repeated)) - first_here
 
     def _checked(self, item: Any, position: int) -> tuple[Document | str, str | None]:
         """The document, or its name (its id, where it was read, or ``#position``) and why it
@@ -319,29 +330,24 @@ class DocumentIngester:
             return document.id, problem
         return document, None
 
-    def _serializable(self, value: Any) -> bool:
-        """Whether the client's serializer writes ``value`` (dates, UUIDs, NumPy values...)."""
-        try:
-            self._serializer.dumps(value)
-        except Exception:  # the serializer's own error, or a TypeError of the value
-            return False
-        return True
-
     # -- accounting --------------------------------------------------------------------------
 
-    def _account(self, sending: Future, batch: _Batch, report: IngestReport, progress: Any) -> None:
+    def _settle(self, state: _RunState, report: IngestReport, progress: Any) -> Plan[None]:
+        """Wait for the oldest batch in flight, then count its outcome."""
+        handle, batch = state.in_flight.pop(0)
         for doc_id, reason in batch.invalid:
             _fail(report, doc_id, reason)
-        if progress is not None:
-            progress.update(len(batch.actions) + len(batch.invalid))
         try:
-            outcome: BatchOutcome = sending.result()
+            outcome: BatchOutcome = yield Join(handle)
         except SendingStopped as stop:
             outcome = stop.outcome or BatchOutcome()
             done = outcome.created + outcome.updated + len(outcome.failures)
             report.skipped += len(batch.actions) - done
             report.stopped = report.stopped or str(stop)
             self._stop.set()
+            self.refreshed = False
+        if progress is not None:
+            progress.update(len(batch.actions) + len(batch.invalid))
         report.created += outcome.created
         report.updated += outcome.updated
         for doc_id, reason in outcome.failures:
@@ -351,71 +357,19 @@ class DocumentIngester:
         report.empty += len(stored_empty)
         report.empty_ids.extend(stored_empty[: max(0, SHOWN - len(report.empty_ids))])
 
-    # -- sending: the plan of a batch (bulk_plan), run on a sender thread -------------------
 
-    def _send(self, actions: list[dict]) -> BatchOutcome:
-        """Bulk ``actions`` (on a sender thread): the sending plan with the sync client."""
-        return drive(self._plan.send(actions), self._step)
+@dataclass
+class _RunState:
+    """What a run keeps between batches: the documents being read, the ids seen, the batches
+    in flight (with their handles), the batch prepared but not sent, and an error of the
+    documents' stream."""
 
-    def _step(self, step: BulkRequest | Wait | Call) -> Any:
-        """Carry out one step of the sending plan."""
-        if isinstance(step, Wait):
-            if self._stop.wait(step.seconds):
-                raise SendingStopped("stopped")
-            return None
-        if isinstance(step, Call):
-            return run_sync(one_call(step), self.client)
-        return bulk_results(helpers.streaming_bulk(**self.bulk_arguments(step)))
-
-    def bulk_arguments(self, request: BulkRequest) -> dict[str, Any]:
-        """The keyword arguments of ``streaming_bulk`` (or its async twin) for a request."""
-        # Connection errors and unavailable shards are the plan's (with a time budget), the
-        # other statuses streaming_bulk's: the transport retries neither, so no retry loop
-        # nests in another.
-        return {
-            "client": self.client.options(max_retries=0, retry_on_status=()),
-            "actions": request.actions,
-            "chunk_size": len(request.actions),
-            "max_chunk_bytes": 50 * 1024 * 1024,
-            "raise_on_error": False,
-            "raise_on_exception": True,
-            "max_retries": self.max_retries,
-            "initial_backoff": self.initial_backoff,
-            "max_backoff": self.max_backoff,
-            "retry_on_status": BULK_RETRIED_STATUSES,
-            "timeout": SHARD_WAIT,
-        }
-
-
-class _Sender:
-    """Bulk requests in flight on daemon threads, so that Ctrl-C never waits for them."""
-
-    def __init__(self, threads: int) -> None:
-        self._jobs: queue.Queue = queue.Queue()
-        self._threads = [
-            threading.Thread(target=self._work, name=f"es-scm-bulk-{n}", daemon=True)
-            for n in range(threads)
-        ]
-        for thread in self._threads:
-            thread.start()
-
-    def submit(self, function: Callable[[Any], Any], argument: Any) -> Future:
-        future: Future = Future()
-        self._jobs.put((future, function, argument))
-        return future
-
-    def _work(self) -> None:
-        while (job := self._jobs.get()) is not None:
-            future, function, argument = job
-            if future.set_running_or_notify_cancel():
-                try:
-                    future.set_result(function(argument))
-                except BaseException as error:
-                    future.set_exception(error)
-
-    def close(self) -> None:
-        for _ in self._threads:
-            self._jobs.put(None)
+    source: Source
+    seen: SeenIds = field(default_factory=SeenIds)
+    positions: Iterator[int] = field(default_factory=itertools.count)
+    in_flight: list[tuple[Any, _Batch]] = field(default_factory=list)
+    pending: _Batch | None = None  # prepared, not sent yet
+    error: BaseException | None = None
 
 
 def _fail(report: IngestReport, doc_id: str, reason: str) -> None:

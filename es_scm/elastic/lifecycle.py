@@ -2,7 +2,8 @@
 
 Ingestion writes every document under its id, so sending a document again replaces it whole — an
 upsert (:meth:`~es_scm.elastic.index.SCMIndex.upsert`). Deleting is the other half:
-:func:`delete_documents` sends bulk ``delete`` actions and reports, per id, whether it was
+:meth:`~es_scm.elastic.index.IndexOperations.delete_documents` sends bulk ``delete``
+actions (:func:`deletion`) and reports, per id, whether it was
 deleted, not there (``not_found``: deleting is idempotent, so a rerun after a failure is safe)
 or failed (with Elasticsearch's reason). The index is refreshed at the end, so searches stop
 finding the deleted documents at once.
@@ -11,17 +12,17 @@ finding the deleted documents at once.
 from __future__ import annotations
 
 import numbers
-import time
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from elasticsearch import Elasticsearch, helpers
-
+from es_scm.elastic.calls import Bulk
 from es_scm.elastic.ingest import MAX_ID_BYTES, RETRYABLE_STATUSES, SHOWN
-from es_scm.validation import NON_NEGATIVE_INT, POSITIVE_INT, Boolean, check
+from es_scm.validation import NON_NEGATIVE_INT, POSITIVE_INT, Interval, check
 
-__all__ = ["DeleteReport", "account_deletion", "delete_bulk_arguments", "delete_documents"]
+__all__ = ["DeleteReport", "deletion"]
+
+_NO_RETRY = {"max_retries": 0, "retry_on_status": ()}  # streaming_bulk retries, with its backoff
 
 
 @dataclass
@@ -48,6 +49,19 @@ class DeleteReport:
         """No id failed (ids that were not found are fine: there was nothing to delete)."""
         return self.failed == 0
 
+    def record(self, ok: bool, item: Mapping[str, Any]) -> None:
+        """Count one result of a bulk deletion."""
+        result = next(iter(item.values()))
+        doc_id = str(result.get("_id"))
+        if ok and result.get("result") == "deleted":
+            self.deleted += 1
+        elif result.get("result") == "not_found" and "error" not in result:
+            self.not_found += 1
+            if len(self.not_found_ids) < SHOWN:
+                self.not_found_ids.append(doc_id)
+        else:
+            _fail(self, doc_id, _reason(result))
+
     def summary(self) -> str:
         text = (
             f"deleted {self.deleted}, not found {self.not_found}, failed {self.failed} "
@@ -58,91 +72,34 @@ class DeleteReport:
         return text
 
 
-def delete_documents(
-    client: Elasticsearch,
-    index: str,
-    ids: Iterable[str | int],
-    *,
-    batch_size: int = 1000,
-    max_retries: int = 5,
-    initial_backoff: float = 1.0,
-    refresh: bool = True,
-) -> DeleteReport:
-    """Delete documents by id from ``index`` (an index, or an alias with one write index).
-
-    Parameters
-    ----------
-    client : Elasticsearch
-    index : str
-    ids : iterable of str or int
-        Document ids (integers are written in decimal, as ingestion does); read once.
-    batch_size : int
-        Ids per bulk request.
-    max_retries, initial_backoff
-        Retries of a request or an id rejected with 429, 502, 503 or 504, and the first wait
-        (doubling), as in ingestion.
-    refresh : bool
-        Refresh the index afterwards, so that searches no longer find the deleted documents.
-
-    Returns
-    -------
-    DeleteReport
-
-    Raises
-    ------
-    elasticsearch.TransportError
-        When the cluster cannot be reached; what was deleted stays deleted, and rerunning the
-        same deletion completes it (ids already gone are reported as not found).
-    """
-    refresh = check(refresh, "refresh", Boolean())
-    report = DeleteReport()
-    started = time.perf_counter()
-    arguments = delete_bulk_arguments(client, index, ids, report, batch_size, max_retries)
-    arguments["initial_backoff"] = initial_backoff
-    for ok, item in helpers.streaming_bulk(**arguments):
-        account_deletion(report, ok, item)
-    if refresh and report.deleted:
-        client.indices.refresh(index=index)
-    report.seconds = time.perf_counter() - started
-    return report
-
-
-def delete_bulk_arguments(
-    client: Any,
+def deletion(
     index: str,
     ids: Iterable[str | int],
     report: DeleteReport,
     batch_size: int,
-    max_retries: int,
-) -> dict[str, Any]:
-    """The arguments of ``streaming_bulk`` (or its async twin) that delete ``ids``; invalid ids
-    fail in ``report`` as they are read."""
+    retries: tuple[int, float],
+) -> Bulk:
+    """The bulk step that deletes ``ids`` from ``index`` (an index, or an alias with one write
+    index), ``batch_size`` ids per request, counting each result in ``report``.
+
+    ``ids`` (str, or int written in decimal as ingestion does) are read once; invalid ones fail
+    in ``report`` without a request. ``retries``: how often a request or an id rejected with
+    429, 502, 503 or 504 is retried, and the first wait (doubling), as in ingestion.
+    """
+    max_retries, initial_backoff = retries
     actions = (
         {"_op_type": "delete", "_index": index, "_id": doc_id} for doc_id in _valid_ids(ids, report)
     )
-    return {
-        "client": client.options(max_retries=0, retry_on_status=()),
+    arguments = {
         "actions": actions,
         "chunk_size": check(batch_size, "batch_size", POSITIVE_INT),
         "raise_on_error": False,
         "raise_on_exception": True,
         "max_retries": check(max_retries, "max_retries", NON_NEGATIVE_INT),
+        "initial_backoff": check(initial_backoff, "initial_backoff", Interval(float, 0.0, None)),
         "retry_on_status": RETRYABLE_STATUSES,
     }
-
-
-def account_deletion(report: DeleteReport, ok: bool, item: Mapping[str, Any]) -> None:
-    """Count one result of a bulk deletion in ``report``."""
-    result = next(iter(item.values()))
-    doc_id = str(result.get("_id"))
-    if ok and result.get("result") == "deleted":
-        report.deleted += 1
-    elif result.get("result") == "not_found" and "error" not in result:
-        report.not_found += 1
-        if len(report.not_found_ids) < SHOWN:
-            report.not_found_ids.append(doc_id)
-    else:
-        _fail(report, doc_id, _reason(result))
+    return Bulk(arguments, report.record, _NO_RETRY)
 
 
 def _valid_ids(ids: Iterable[str | int], report: DeleteReport) -> Iterator[str]:

@@ -22,7 +22,7 @@ from __future__ import annotations
 import logging
 import math
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,6 +32,7 @@ from es_scm.elastic.calls import WHOLE_SOURCE, Call, Plan, search_call
 from es_scm.elastic.connection import error_reason
 from es_scm.elastic.hybrid import hybrid_plan
 from es_scm.elastic.query import ExpandedQuery
+from es_scm.elastic.requests import RescoreRequest, SearchRequest
 from es_scm.elastic.results import Hit, PartialResultError, SearchResult
 from es_scm.elastic.schema import public_source, stored_vector
 from es_scm.elastic.target import Target, require_whole
@@ -253,27 +254,28 @@ def search_plan(
     target: Target,
     query: str,
     expanded: ExpandedQuery,
-    mode: str,
-    settings: Mapping[str, Any],
-) -> Plan:
-    """Any search mode; ``settings``: query_type, page (k, from_), filters, max_window, hybrid."""
+    request: SearchRequest,
+    query_type: str,
+    max_window: int,
+) -> Plan[SearchResult]:
+    """Any search mode, as ``request`` asks, the expansion sent as ``query_type``."""
     started = time.perf_counter()
-    page, filters = settings["page"], settings["filters"]
-    query_type, max_window = settings["query_type"], settings["max_window"]
-    if mode == "hybrid":
+    filters = list(request.filters)
+    if request.hybrid is not None:
 
         def exact(expanded: ExpandedQuery, k: int, from_: int, filters: list) -> Plan:
             return exact_plan(target, expanded, query_type, (k, from_), filters, max_window)
 
         result = yield from hybrid_plan(
-            target, query, expanded, page, filters, settings["hybrid"], exact
+            target, query, expanded, request.page, filters, request.hybrid, exact
         )
     elif expanded.empty:
-        result = SearchResult(hits=[], mode=mode, exact_guarantee=True)
+        result = SearchResult(hits=[], mode=request.mode, exact_guarantee=True)
         result.notes.append("the query has no vocabulary terms (empty, stop words or unknown)")
-    elif mode == "native":
-        result = yield from native_plan(target, expanded, query_type, page, filters)
+    elif request.mode == "native":
+        result = yield from native_plan(target, expanded, query_type, request.page, filters)
     else:
+        page = request.page
         result = yield from exact_plan(target, expanded, query_type, page, filters, max_window)
     result.took_ms = (time.perf_counter() - started) * 1000
     return result
@@ -288,29 +290,25 @@ def get_plan(target: Target, ids: Sequence[str]) -> Plan:
 
 
 def rescore_plan(
-    target: Target,
-    expanded: ExpandedQuery,
-    ids: Sequence[str] | None,
-    es_query: Mapping[str, Any] | None,
-    size: int,
-    k: int | None,
-) -> Plan:
-    """The exact SCM of given candidates (see :meth:`Searcher.rescore`)."""
+    target: Target, expanded: ExpandedQuery, request: RescoreRequest
+) -> Plan[SearchResult]:
+    """The exact SCM of given candidates (see :meth:`SearchOperations.rescore`)."""
     started = time.perf_counter()
-    if ids is not None:
-        documents, missing = yield from get_plan(target, ids)
+    if request.ids is not None:
+        documents, missing = yield from get_plan(target, request.ids)
     else:
-        call = search_call(index=target.name, query=dict(es_query), size=size, source=True)
+        size = request.size
+        call = search_call(index=target.name, query=request.es_query, size=size, source=True)
         hits = target.hits((yield call))
         documents, missing = {h["_id"]: h["_source"] for h in hits}, []
     exact = expanded.exact_scores([stored_vector(s) for s in documents.values()])
     scored = list(zip(documents, exact, strict=True))
     hits_out = [
         Hit(i, score, public_source(documents[i]), vector=stored_vector(documents[i]))
-        for i, score in rank(scored)[: k if k else None]  # no native score: not searched
+        for i, score in rank(scored)[: request.k]  # no native score: not searched
     ]
     result = SearchResult(hits=hits_out, mode="rescore", candidates=len(documents), rounds=1)
-    result.exact_guarantee = ids is not None and not expanded.has_negative
+    result.exact_guarantee = request.ids is not None and not expanded.has_negative
     if missing:
         result.notes.append(f"{len(missing)} candidate id(s) not found: {missing[:5]}")
     result.took_ms = (time.perf_counter() - started) * 1000

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, overload
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
@@ -55,11 +56,21 @@ class SearchResult:
     notes: list[str] = field(default_factory=list)
     unproven: str | None = None  # exact mode: why the top k is not proven (then it raises)
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Hit]:
         return iter(self.hits)
 
     def __len__(self) -> int:
         return len(self.hits)
+
+    @overload
+    def __getitem__(self, position: int) -> Hit: ...
+
+    @overload
+    def __getitem__(self, position: slice) -> list[Hit]: ...
+
+    def __getitem__(self, position: int | slice) -> Hit | list[Hit]:
+        """The hit at ``position`` (best first), or a list of hits for a slice."""
+        return self.hits[position]
 
     def ids(self) -> list[str]:
         return [hit.id for hit in self.hits]

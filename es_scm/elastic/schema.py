@@ -46,8 +46,9 @@ from elasticsearch import Elasticsearch
 
 from es_scm._version import __version__
 from es_scm.defaults import EXPANSIONS
-from es_scm.elastic.calls import Call, Plan, run_sync
+from es_scm.elastic.calls import Call, Plan
 from es_scm.elastic.connection import cluster_version, version_tuple
+from es_scm.elastic.runtime import SyncRuntime
 from es_scm.validation import MappingOf, Options, OrNone, Text, check
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -279,7 +280,7 @@ def check_model(client: Elasticsearch, index: str, model: SoftCosineModel) -> di
         If a matching index is not an es-scm index or records another ``model_id``, or the
         matching indices do not all expand on the same side.
     """
-    return run_sync(check_model_plan(index, model), client)
+    return SyncRuntime(client).run(check_model_plan(index, model))
 
 
 def check_model_plan(index: str, model: SoftCosineModel) -> Plan:

@@ -1,0 +1,35 @@
+"""Small promises of the public API: what tab completion lists, how a result is indexed, what
+the modes are."""
+
+from __future__ import annotations
+
+import typing
+
+import pytest
+
+import es_scm
+from es_scm.elastic.requests import Mode
+from es_scm.elastic.results import Hit, SearchResult
+
+
+def test_dir_lists_the_lazy_exports():
+    names = dir(es_scm)
+    for name in es_scm.__all__:
+        assert name in names
+        assert getattr(es_scm, name) is not None
+    assert "AsyncSCMIndex" in names
+
+
+def test_a_result_is_indexed_like_its_hits():
+    hits = [Hit("a", 0.9, {}), Hit("b", 0.5, {}), Hit("c", 0.1, {})]
+    result = SearchResult(hits=hits, mode="exact")
+    assert result[0] is hits[0]
+    assert result[-1] is hits[2]
+    assert result[1:] == hits[1:]
+    assert list(result) == hits
+    with pytest.raises(IndexError):
+        result[3]
+
+
+def test_the_modes_are_those_search_takes():
+    assert set(typing.get_args(Mode)) == {"native", "exact", "hybrid"}
