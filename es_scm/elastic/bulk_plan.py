@@ -22,7 +22,9 @@ The plan (:meth:`BulkPlan.send`) is a generator of steps (:mod:`es_scm.elastic.c
    (``the index 'news' is red (1 primary shard unassigned)``). Each wait is logged with that
    cause and what is left of the retry budget; the budget is wall-clock time since the batch's
    first failure, so concurrent batches do not share it. When it is spent the run stops
-   (:class:`SendingStopped`) with the cause and the time really spent retrying.
+   (:class:`SendingStopped`) with the cause and the time really spent retrying. A request whose
+   answer was lost may have been applied: when the batch stops after one, its pending ids are
+   looked up once, and those the index holds now and did not before count as created.
 """
 
 from __future__ import annotations
@@ -57,6 +59,8 @@ _UNAVAILABLE = 503
 _SPLITTABLE = (400, 413)  # a whole request rejected for what some of its documents hold
 _FLOOD_STAGE = "flood-stage watermark"
 _NO_RETRY = {"max_retries": 0, "retry_on_status": ()}  # the plan retries, with its budget
+# a question the plan asks once, to any node that answers (a dead one is passed over)
+_ONE_TRY = {"max_retries": 2, "retry_on_status": (), "request_timeout": 10}
 
 
 class SendingStopped(Exception):
@@ -177,7 +181,7 @@ class BulkPlan:
             return BatchOutcome()
         retrying = _Retrying(self.options.retry_budget)
         existing: dict[str, bool] = {}
-        answers, pending = Answers(), actions
+        answers, pending, lost = Answers(), actions, False
         try:
             if self.fresh:
                 existing = {action["_id"]: action["_id"] in written_before for action in actions}
@@ -187,7 +191,8 @@ class BulkPlan:
                 self._check_stop()
                 try:
                     answered = yield from self._split(pending, refresh)
-                except TransportError as error:
+                except TransportError as error:  # the request may have been applied
+                    lost = True
                     yield from self._wait(retrying, _unreachable(error))
                     continue
                 except _Unavailable as error:
@@ -202,9 +207,33 @@ class BulkPlan:
                 reason = answered.unavailable[0][1]
                 problem = f"shards of the index {self.index!r} have no active primary ({reason})"
                 yield from self._wait(retrying, problem, reason)
-        except SendingStopped as stop:
-            stop.outcome = _counted(answers, existing)  # what was written before the stop
+        except SendingStopped as stop:  # count what was written before the stop
+            if lost:
+                answers = answers.add((yield from self._applied(pending, answers, existing)))
+            stop.outcome = _counted(answers, existing)
             raise
+
+    def _applied(
+        self, pending: list[dict], answers: Answers, existing: Mapping[str, bool]
+    ) -> Plan[Answers]:
+        """After a request whose answer was lost (it may have been applied), the pending
+        documents that the index holds now and did not before: this run wrote them."""
+        answered = {doc_id for doc_id, _ in answers.written}
+        ids = [
+            a["_id"]
+            for a in pending
+            if a["_id"] not in answered and not existing.get(a["_id"], True)
+        ]
+        if not ids:
+            return Answers()
+        lookup = Call("mget", {"index": self.index, "ids": ids, "source": False}, _ONE_TRY)
+        try:
+            response = yield lookup
+        except (ApiError, TransportError):  # not known: counted as skipped
+            return Answers()
+        return Answers(
+            written=[(doc["_id"], "created") for doc in response["docs"] if doc.get("found")]
+        )
 
     def _check_stop(self) -> None:
         if self.stop.is_set():
@@ -281,7 +310,7 @@ class BulkPlan:
 
     def _diagnose(self, problem: str, cause: str) -> Generator[Any, Any, str]:
         """``problem``; or, when the cluster answers that the index is red, that with ``cause``."""
-        health_call = Call("cluster.health", {"index": self.index}, _NO_RETRY)
+        health_call = Call("cluster.health", {"index": self.index}, _ONE_TRY)
         try:
             health = yield health_call
         except (ApiError, TransportError):

@@ -187,7 +187,8 @@ class Ingestion:
         """Ingest a stream of documents; return the report.
 
         ``progress`` is an object with ``update(n)`` (e.g. a tqdm bar), or None. At most
-        ``concurrency + 2`` batches are held in memory (one is read ahead, to know the last).
+        ``concurrency + 1`` batches are held in memory (and the second batch is read before the
+        first is sent: a run of one batch refreshes with its request).
 
         Raises
         ------
@@ -210,14 +211,21 @@ class Ingestion:
         return self._conclude(report, started, state.error)
 
     def _batches(self, state: _RunState, report: IngestReport, progress: Any) -> Plan[None]:
-        """Read, vectorize and send every batch; settle each (in order) into ``report``."""
-        state.ahead = yield from self._read(state, report)
-        while state.ahead and not self._stop.is_set():
-            batch, state.ahead = state.ahead, []
+        """Read, vectorize and send every batch; settle each (in order) into ``report``.
+
+        The batch after the first is read before the first is sent, once: a run of one batch is
+        then known to be one, and its request refreshes the index (``refresh_last``). Any other
+        batch is read after the one before it is sent, so that at most ``concurrency`` batches
+        are ever lost with a cluster that goes away.
+        """
+        batch = yield from self._read(state, report)
+        first = True
+        while batch and not self._stop.is_set():
             prepared = state.pending = yield Compute(self._prepare, (batch, state, report))
-            state.ahead = yield from self._read(state, report)
-            last = not state.ahead and self.refresh_last
-            waiting = len(state.in_flight) if last else settle_first(state.in_flight, prepared)
+            if first:
+                state.ahead = yield from self._read(state, report)
+            last = first and not state.ahead and self.refresh_last
+            waiting = settle_first(state.in_flight, prepared)
             for _ in range(waiting):
                 yield from self._settle(state, report, progress)
             while len(state.in_flight) >= self.options.concurrency:
@@ -226,10 +234,16 @@ class Ingestion:
             state.in_flight.append(((yield Start(sending)), prepared))
             state.pending = None
             self.refreshed = last
+            if first:
+                batch, state.ahead, first = state.ahead, [], False
+            elif self._stop.is_set():
+                batch = []
+            else:
+                batch = yield from self._read(state, report)
         while state.in_flight:
             yield from self._settle(state, report, progress)
-        report.skipped += len(state.ahead)  # read, not sent: the run stopped
-        state.ahead = []
+        if self._stop.is_set():  # the batch read ahead of the first, not sent
+            report.skipped += len(batch)
 
     def _read(self, state: _RunState, report: IngestReport) -> Plan[list[Any]]:
         """The next batch of documents (empty at the end, or when reading them fails)."""
