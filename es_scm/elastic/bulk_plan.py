@@ -195,7 +195,8 @@ class BulkPlan:
                     lost = True
                     yield from self._wait(retrying, _unreachable(error))
                     continue
-                except _Unavailable as error:
+                except _Unavailable as error:  # the request may have been applied in part
+                    lost = True
                     problem = f"Elasticsearch is unavailable ({error})"
                     yield from self._wait(retrying, problem, str(error))
                     continue
