@@ -159,8 +159,8 @@ def run(args: argparse.Namespace) -> int:
         if len(cluster.nodes) == 1:
             log(f"Elasticsearch is up ({seconds:.0f}s); data in {cluster.nodes[0].data_dir}")
         else:
-            log(f"a {len(cluster.nodes)}-node cluster is up ({seconds:.0f}s); data in "
-                f"{cluster.nodes[0].data_dir.parent}")  # fmt: skip
+            data = cluster.nodes[0].data_dir.parent
+            log(f"a {len(cluster.nodes)}-node cluster is up ({seconds:.0f}s); data in {data}")
         if cluster.secure:
             _describe_security(cluster, args.print_credentials)
     elif args.action == "stop":
