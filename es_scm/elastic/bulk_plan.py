@@ -177,7 +177,8 @@ class BulkPlan:
             return BatchOutcome()
         retrying = _Retrying(self.options.retry_budget)
         existing: dict[str, bool] = {}
-        answers, pending = Answers(), actions
+        answers = Answers()
+        pending = actions
         try:
             if self.fresh:
                 existing = {action["_id"]: action["_id"] in written_before for action in actions}

@@ -190,8 +190,10 @@ def explain_vectors(
     if x_norm <= 0.0 or y_norm <= 0.0:
         return Explanation(float(score), (), 0.0, x_norm, y_norm).top(top)
     parts = matrix.contributions(x, y)
-    terms, words = matrix.terms, [word.word for word in unseen]
-    rows, columns = parts.rows, parts.columns  # ids; unseen words come after the terms
+    terms = matrix.terms
+    words = [word.word for word in unseen]
+    rows = parts.rows  # ids; unseen words come after the terms
+    columns = parts.columns
     arrays = [parts.similarities, parts.x_weights, parts.y_weights, parts.values]
     for word in unseen:
         found = _unseen_pairs(word, y)

@@ -133,8 +133,9 @@ def fit_parts(
         matrix.build_info = {**matrix.build_info, "auto": choice}
     unseen = None
     if recipe.similarity is None:
-        limit, options = recipe.unseen_limit, recipe.options
-        unseen = build_unseen(vocabulary.terms, vectors, limit=limit, options=options)
+        unseen = build_unseen(
+            vocabulary.terms, vectors, limit=recipe.unseen_limit, options=recipe.options
+        )
     logger.info("S: %d non-zeros (%.1fs)", matrix.nnz, time.perf_counter() - started)
     return tokenizer, vocabulary, matrix, unseen
 

@@ -73,7 +73,8 @@ class TermCounts:
 
     def count(self, documents: Iterable[Sequence[str]]) -> TermCounts:
         """Add tokenized ``documents`` (read once) to the counts and return ``self``."""
-        document_counts, term_counts = self.document_counts, self.term_counts
+        document_counts = self.document_counts
+        term_counts = self.term_counts
         for document in documents:
             tokens = _check_document(document)
             # Counter.update counts an iterable in C, but walks a mapping in Python: feed it

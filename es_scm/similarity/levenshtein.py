@@ -92,7 +92,9 @@ def _pairs_within(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Every pair of distinct terms within ``max_distance`` edits, as int64 columns (term,
     neighbour, distance); rapidfuzz returns ``max_distance + 1`` for anything farther."""
-    rows_parts, cols_parts, dist_parts = [], [], []
+    rows_parts = []
+    cols_parts = []
+    dist_parts = []
     for start in range(0, len(terms), batch_size):
         block = process.cdist(
             terms[start : start + batch_size],

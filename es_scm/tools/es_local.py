@@ -131,7 +131,8 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
 def cluster_from_args(args: argparse.Namespace) -> LocalCluster:
     """The cluster that the options name; ``stop``/``status`` fill gaps from the last start."""
     probe = LocalElasticsearch(version=args.es_version, home=args.home, port=args.port)
-    nodes, secure = args.nodes, args.secure
+    nodes = args.nodes
+    secure = args.secure
     if args.action in ("stop", "status"):
         saved = saved_layout(probe.home, probe.port) or {}
         nodes = nodes or saved.get("nodes")
