@@ -212,11 +212,12 @@ class Ingestion:
 
     def _batches(self, state: _RunState, report: IngestReport, progress: Any) -> Plan[None]:
         """Read, vectorize and send every batch; settle each (in order) into ``report``."""
-        batch = yield from self._read(state, report)
-        while batch and not self._stop.is_set():
+        state.ahead = yield from self._read(state, report)
+        while state.ahead and not self._stop.is_set():
+            batch, state.ahead = state.ahead, []
             prepared = state.pending = yield Compute(self._prepare, (batch, state, report))
-            batch = yield from self._read(state, report)
-            last = not batch and self.refresh_last
+            state.ahead = yield from self._read(state, report)
+            last = not state.ahead and self.refresh_last
             waiting = len(state.in_flight) if last else settle_first(state.in_flight, prepared)
             for _ in range(waiting):
                 yield from self._settle(state, report, progress)
@@ -228,6 +229,8 @@ class Ingestion:
             self.refreshed = last
         while state.in_flight:
             yield from self._settle(state, report, progress)
+        report.skipped += len(state.ahead)  # read, not sent: the run stopped
+        state.ahead = []
 
     def _read(self, state: _RunState, report: IngestReport) -> Plan[list[Any]]:
         """The next batch of documents (empty at the end, or when reading them fails)."""
@@ -245,8 +248,9 @@ class Ingestion:
         called back; a request sent after the stop gives up at its next wait)."""
         self._stop.set()
         report.stopped = why
-        if state.pending is not None:  # read ahead of the last, not sent
+        if state.pending is not None:  # prepared, not sent
             report.skipped += len(state.pending.actions)
+        report.skipped += len(state.ahead)  # read ahead, not prepared
         for handle, batch in state.in_flight:
             report.skipped += len(batch.actions)
             try:
@@ -364,14 +368,15 @@ class Ingestion:
 @dataclass
 class _RunState:
     """What a run keeps between batches: the documents being read, the ids seen, the batches
-    in flight (with their handles), the batch prepared but not sent, and an error of the
-    documents' stream."""
+    in flight (with their handles), the batch prepared but not sent, the one read ahead, and an
+    error of the documents' stream."""
 
     source: Source
     seen: SeenIds = field(default_factory=SeenIds)
     positions: Iterator[int] = field(default_factory=itertools.count)
     in_flight: list[tuple[Any, _Batch]] = field(default_factory=list)
     pending: _Batch | None = None  # prepared, not sent yet
+    ahead: list[Any] = field(default_factory=list)  # read ahead (to know the last), not prepared
     error: BaseException | None = None
 
 

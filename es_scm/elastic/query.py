@@ -44,14 +44,12 @@ import scipy.sparse as sp
 
 from es_scm.elastic.schema import (
     EXPANDED_FIELD,
-    EXPANSIONS,
     FEATURE_VALUE_ERROR,
     TEXT_FIELD,
     VECTOR_FIELD,
 )
 from es_scm.similarity.scoring import QueryVector, stored_rows
 from es_scm.similarity.unseen import UnseenWord
-from es_scm.validation import POSITIVE_INT, Options, check
 
 if TYPE_CHECKING:  # pragma: no cover
     from es_scm.model import SoftCosineModel
@@ -257,15 +255,16 @@ def expand_query(
     counted (``pruned_terms``) and bounded (``pruned_mass``: see the module docstring). The exact
     scores read x' either way.
 
+    ``max_clauses`` (a positive integer) and ``expansion`` (one of
+    :data:`~es_scm.elastic.schema.EXPANSIONS`) were checked where they entered: the searcher's
+    options and the index's ``_meta``.
+
     Raises
     ------
     ValueError
-        If ``max_clauses`` is not a positive integer, ``expansion`` not one of
-        :data:`~es_scm.elastic.schema.EXPANSIONS`, or the query's xᵀSx is not positive (S is
-        not positive semi-definite on it).
+        If the query's xᵀSx is not positive (S is not positive semi-definite on it).
     """
-    max_clauses = check(max_clauses, "max_clauses", POSITIVE_INT)
-    side = check(expansion, "expansion", Options(EXPANSIONS))
+    side = expansion
     matrix = model.similarity_matrix
     vector = model.query_vector(text).require_norm()
     weights = vector.weights
