@@ -214,7 +214,8 @@ class Ingestion:
         """Read, vectorize and send every batch; settle each (in order) into ``report``."""
         state.ahead = yield from self._read(state, report)
         while state.ahead and not self._stop.is_set():
-            batch, state.ahead = state.ahead, []
+            batch = state.ahead
+            state.ahead = []
             prepared = state.pending = yield Compute(self._prepare, (batch, state, report))
             state.ahead = yield from self._read(state, report)
             last = not state.ahead and self.refresh_last
