@@ -346,7 +346,8 @@ def _read_delimited(
             if header is None:
                 raise CorpusError(f"{path}: empty file, expected a header row")
             columns = [name.strip() for name in header]
-            id_field, text_field = names.id_of(columns), names.text
+            id_field = names.id_of(columns)
+            text_field = names.text
             for field, option in ((id_field, "--id-field"), (text_field, "--text-field")):
                 if field not in columns:
                     raise CorpusError(

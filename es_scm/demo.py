@@ -15,11 +15,16 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from elasticsearch import Elasticsearch
 
 from es_scm.corpus import read_corpus
+
+if TYPE_CHECKING:  # pragma: no cover
+    from es_scm.documents import Document
+    from es_scm.elastic import SCMIndex
+    from es_scm.model import SoftCosineModel
 
 __all__ = [
     "DEMO_INDEX",
@@ -164,48 +169,107 @@ def run_demo(
     ValueError
         If ``index`` exists and was not created by es-scm (the demo does not touch it).
     """
-    from es_scm.elastic import SCMIndex, client_from_env
-    from es_scm.elastic.credentials import redact_url
-    from es_scm.elastic.query import bm25_query
-    from es_scm.model import SoftCosineModel
-    from es_scm.similarity import WordEmbeddings
-
     if k < 1:
         raise ValueError(f"k must be at least 1, got {k}")
-    timings: dict[str, float] = {}
-
-    def step(name: str, started: float) -> None:
-        timings[name] = time.perf_counter() - started
-        out(f"  {name:<50} {timings[name]:6.1f}s")
-
+    steps = _Steps(out)
     out("es-scm demo: Soft Cosine Measure search vs BM25 on Elasticsearch")
+    client, url = _connect(client, url, connection, start_local, steps)
+    corpus_path = demo_corpus_path()
+    documents, model = _demo_model(corpus_path, steps)
+    if model_dir is not None:
+        model.save(model_dir)
+    scm_index = _fresh_index(client, index, model, documents, steps)
+    result = DemoResult(url, index, len(documents), len(model.terms), steps.timings, model_dir=None)
+    texts = {document.id: document.text for document in documents}
+    started = time.perf_counter()
+    try:
+        for query in DEMO_QUERIES:
+            result.comparisons.append(_compare(client, scm_index, query, texts, k))
+    finally:
+        if not keep_index:
+            scm_index.delete()
+    steps.timings["queries"] = time.perf_counter() - started
+
+    for comparison in result.comparisons:
+        _print_comparison(comparison, k, out)
+    out("")
+    out(
+        f"{len(DEMO_QUERIES)} queries, BM25 + SCM, in {steps.timings['queries']:.2f}s; "
+        f"total {sum(steps.timings.values()):.1f}s"
+    )
+    if model_dir is not None:
+        result.model_dir = Path(model_dir)
+    _print_next_steps(corpus_path, index if keep_index else None, result.model_dir, out)
+    return result
+
+
+@dataclass
+class _Steps:
+    """The demo's steps as they finish: each one's seconds, printed through ``out``."""
+
+    out: Callable[[str], None]
+    timings: dict[str, float] = field(default_factory=dict)
+
+    def done(self, name: str, started: float) -> None:
+        self.timings[name] = time.perf_counter() - started
+        self.out(f"  {name:<50} {self.timings[name]:6.1f}s")
+
+
+def _connect(
+    client: Elasticsearch | None,
+    url: str | None,
+    connection: dict[str, Any] | None,
+    start_local: bool,
+    steps: _Steps,
+) -> tuple[Elasticsearch, str]:
+    """The client (made from ``url``, or the local runner's, unless given) once the cluster is
+    yellow, and its URL without credentials."""
+    from es_scm.elastic import client_from_env
+    from es_scm.elastic.credentials import redact_url
+
     started = time.perf_counter()
     if client is None:
         if url is None and start_local:
             from es_scm.tools.es_local import LocalElasticsearch
 
-            out("  starting (or reusing) the local Elasticsearch; the first start downloads it")
+            steps.out(
+                "  starting (or reusing) the local Elasticsearch; the first start downloads it"
+            )
             url = LocalElasticsearch().start()
         client = client_from_env(url, **(connection or {}))
     client.cluster.health(wait_for_status="yellow", timeout="60s")
     url = redact_url(url or _client_url(client))  # shown and returned without credentials
-    step(f"Elasticsearch at {url}", started)
+    steps.done(f"Elasticsearch at {url}", started)
+    return client, url
+
+
+def _demo_model(corpus: Path, steps: _Steps) -> tuple[list[Document], SoftCosineModel]:
+    """The demo corpus's documents, and its model: GloVe 6B 50d (:data:`DEMO_MODEL_OPTIONS`)."""
+    from es_scm.model import SoftCosineModel
+    from es_scm.similarity import WordEmbeddings
 
     started = time.perf_counter()
     embeddings = WordEmbeddings.glove_6b_50d()
-    step(f"GloVe 6B 50d ({len(embeddings):,} words)", started)
-
+    steps.done(f"GloVe 6B 50d ({len(embeddings):,} words)", started)
     started = time.perf_counter()
-    corpus_path = demo_corpus_path()
-    documents = list(read_corpus(corpus_path))
+    documents = list(read_corpus(corpus))
     model = SoftCosineModel.build(
         (document.text for document in documents), embeddings, **DEMO_MODEL_OPTIONS
     )
-    del embeddings
     nnz = model.similarity_matrix.nnz
-    step(f"model ({len(model.terms)} terms, S with {nnz:,} non-zeros)", started)
-    if model_dir is not None:
-        model.save(model_dir)
+    steps.done(f"model ({len(model.terms)} terms, S with {nnz:,} non-zeros)", started)
+    return documents, model
+
+
+def _fresh_index(
+    client: Elasticsearch,
+    index: str,
+    model: SoftCosineModel,
+    documents: list[Document],
+    steps: _Steps,
+) -> SCMIndex:
+    """``index`` made anew (an es-scm index of that name is replaced) with the documents."""
+    from es_scm.elastic import SCMIndex
 
     started = time.perf_counter()
     scm_index = SCMIndex(client, index, model)
@@ -219,44 +283,30 @@ def run_demo(
     report = scm_index.index_documents(documents)
     if not report.ok:
         raise RuntimeError(f"indexing the demo corpus failed: {report.failures[0][1]}")
-    step(f"index {index!r} ({report.indexed} documents)", started)
+    steps.done(f"index {index!r} ({report.indexed} documents)", started)
+    return scm_index
 
-    result = DemoResult(url, index, len(documents), len(model.terms), timings, model_dir=None)
-    texts = {document.id: document.text for document in documents}
-    started = time.perf_counter()
-    try:
-        for query in DEMO_QUERIES:
-            response = client.search(
-                index=index,
-                query=bm25_query(query.text),
-                size=k,
-                allow_partial_search_results=False,
-            )
-            bm25 = [
-                (hit["_id"], float(hit["_score"]), texts[hit["_id"]])
-                for hit in response["hits"]["hits"]
-            ]
-            scm = [
-                (hit.id, hit.score, texts[hit.id])
-                for hit in scm_index.search(query.text, k=k, mode="exact")
-            ]
-            result.comparisons.append(QueryComparison(query, bm25, scm))
-    finally:
-        if not keep_index:
-            scm_index.delete()
-    timings["queries"] = time.perf_counter() - started
 
-    for comparison in result.comparisons:
-        _print_comparison(comparison, k, out)
-    out("")
-    out(
-        f"{len(DEMO_QUERIES)} queries, BM25 + SCM, in {timings['queries']:.2f}s; "
-        f"total {sum(timings.values()):.1f}s"
+def _compare(
+    client: Elasticsearch, scm_index: SCMIndex, query: DemoQuery, texts: dict[str, str], k: int
+) -> QueryComparison:
+    """The BM25 (``match`` on the text) and exact SCM top k of one query."""
+    from es_scm.elastic.query import bm25_query
+
+    response = client.search(
+        index=scm_index.name,
+        query=bm25_query(query.text),
+        size=k,
+        allow_partial_search_results=False,
     )
-    if model_dir is not None:
-        result.model_dir = Path(model_dir)
-    _print_next_steps(corpus_path, index if keep_index else None, result.model_dir, out)
-    return result
+    bm25 = [
+        (hit["_id"], float(hit["_score"]), texts[hit["_id"]]) for hit in response["hits"]["hits"]
+    ]
+    scm = [
+        (hit.id, hit.score, texts[hit.id])
+        for hit in scm_index.search(query.text, k=k, mode="exact")
+    ]
+    return QueryComparison(query, bm25, scm)
 
 
 def _print_next_steps(

@@ -91,11 +91,21 @@ def describe(error: BaseException, url: str = "Elasticsearch") -> tuple[str, int
     return f"unexpected {type(error).__name__}: {one_line(error)}", EXIT_ERROR
 
 
+#: How a connection fails, as the client's errors say it (the first one found is reported).
+_CONNECTION_FAILURES = (
+    "Connection refused",
+    "Name or service not known",
+    "No route to host",
+    "Connection reset",
+    "timed out",
+    "Network is unreachable",
+)
+
+
 def _connection_detail(error: BaseException) -> str:
     """What went wrong with a connection, in words, not cut in the middle of one."""
     text = one_line(error)
-    for phrase in ("Connection refused", "Name or service not known", "No route to host",
-                   "Connection reset", "timed out", "Network is unreachable"):  # fmt: skip
+    for phrase in _CONNECTION_FAILURES:
         if phrase.lower() in text.lower():
             return phrase.lower()
     return shorten_words(text, 160)

@@ -41,6 +41,41 @@ MAX_FAILURES_SHOWN = 10
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    _add_target_options(parser)
+    add_corpus_options(parser)
+    parser.add_argument(
+        "--on-error",
+        choices=ON_ERROR,
+        default="stop",
+        help="a corpus record that cannot be read (invalid JSON, no text, a bad id such as true "
+        "or 4.5): stop there, naming its file and line (default), or skip it and go on; skipped "
+        "records count as failed documents, listed by file and line (exit status 3)",
+    )
+    _add_schema_options(parser)
+    _add_swap_options(parser)
+    parser.add_argument(
+        "--shards", type=positive_int, default=1, help="primary shards (new index; default 1)"
+    )
+    parser.add_argument(
+        "--replicas", type=non_negative_int, default=0, help="replicas (new index; default 0)"
+    )
+    _add_ingest_options(parser)
+    parser.add_argument(
+        "--recreate",
+        action="store_true",
+        help="delete the index first (only an index that es-scm created, named in full)",
+    )
+    parser.add_argument(
+        "--optimize",
+        action="store_true",
+        help="force-merge the index into one segment afterwards (faster searches of a corpus "
+        "that no longer changes; takes a while on large indices)",
+    )
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+
+def _add_target_options(parser: argparse.ArgumentParser) -> None:
+    """``--model``, and ``--index`` or ``--alias``: which model indexes into what."""
     parser.add_argument("--model", required=True, metavar="DIR", help="a model from `model build`")
     target = parser.add_mutually_exclusive_group(required=True)
     target.add_argument("--index", metavar="NAME", help="the index name")
@@ -51,15 +86,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "atomic request: searches of NAME keep answering, from the old index until the move "
         "(a model swap without downtime); the old index is deleted unless --keep-old",
     )
-    add_corpus_options(parser)
-    parser.add_argument(
-        "--on-error",
-        choices=ON_ERROR,
-        default="stop",
-        help="a corpus record that cannot be read (invalid JSON, no text, a bad id such as true "
-        "or 4.5): stop there, naming its file and line (default), or skip it and go on; skipped "
-        "records count as failed documents, listed by file and line (exit status 3)",
-    )
+
+
+def _add_schema_options(parser: argparse.ArgumentParser) -> None:
+    """How a new index maps the documents: its text analyzer, metadata and expansion."""
     schema = parser.add_argument_group("schema of a new index")
     schema.add_argument(
         "--text-analyzer",
@@ -84,6 +114,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "terms: faster searches, a several times larger and slower-to-build index, the same "
         "scores (docs/BENCHMARKS.md)",
     )
+
+
+def _add_swap_options(parser: argparse.ArgumentParser) -> None:
+    """What ``--alias`` does with the indices it leaves, and how many failures it tolerates."""
     swap = parser.add_argument_group("swapping an alias (with --alias)")
     swap.add_argument(
         "--keep-old",
@@ -97,12 +131,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help="move the alias even if up to N documents failed (default 0)",
     )
-    parser.add_argument(
-        "--shards", type=positive_int, default=1, help="primary shards (new index; default 1)"
-    )
-    parser.add_argument(
-        "--replicas", type=non_negative_int, default=0, help="replicas (new index; default 0)"
-    )
+
+
+def _add_ingest_options(parser: argparse.ArgumentParser) -> None:
+    """How the documents are sent: batch size, requests in flight, the retry budget."""
     parser.add_argument(
         "--batch-size",
         type=positive_int,
@@ -124,18 +156,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "has shards without a primary (red), counted from the batch's first failure, before "
         "stopping (default 60); each try says why it waits",
     )
-    parser.add_argument(
-        "--recreate",
-        action="store_true",
-        help="delete the index first (only an index that es-scm created, named in full)",
-    )
-    parser.add_argument(
-        "--optimize",
-        action="store_true",
-        help="force-merge the index into one segment afterwards (faster searches of a corpus "
-        "that no longer changes; takes a while on large indices)",
-    )
-    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
 def run(args: argparse.Namespace) -> int:

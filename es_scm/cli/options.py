@@ -148,8 +148,15 @@ def _yes_no(value: bool) -> str:
 
 def add_model_options(parser: argparse.ArgumentParser) -> None:
     """Vocabulary, weighting and term similarity options, as :meth:`SoftCosineModel.build`'s."""
-    d = SIMILARITY_DEFAULTS
     sim = parser.add_argument_group("term similarity matrix S")
+    _add_source_options(parser, sim)
+    _add_matrix_options(sim)
+    _add_vocabulary_options(parser)
+
+
+def _add_source_options(parser: argparse.ArgumentParser, sim: Any) -> None:
+    """Where S's similarities come from: ``--embeddings`` (and how to read or train them),
+    ``--levenshtein``."""
     sim.add_argument(
         "--embeddings",
         default=DEFAULT_EMBEDDINGS,
@@ -182,6 +189,11 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
         help="add edit-distance similarity; alone it is S, with embeddings WEIGHT in (0, 1) mixes "
         "the two (bare flag: 0.5)",
     )
+
+
+def _add_matrix_options(sim: Any) -> None:
+    """How S is built from its sources (:class:`~es_scm.options.SimilarityOptions`)."""
+    d = SIMILARITY_DEFAULTS
     sim.add_argument(
         "--nonzero-limit",
         type=non_negative_int,
@@ -229,6 +241,10 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
         help=f"fill S's columns rarest term first (rarest) or by term id (id) "
         f"(default {d.column_order})",
     )
+
+
+def _add_vocabulary_options(parser: argparse.ArgumentParser) -> None:
+    """The vocabulary's pruning and the document and query weightings."""
     vocab = parser.add_argument_group("vocabulary and weighting")
     vocab.add_argument(
         "--min-df",

@@ -13,6 +13,7 @@ import json
 import shutil
 import sys
 import time
+from dataclasses import dataclass, field
 from typing import Any
 
 from es_scm.cli.connection import client_from_args
@@ -33,6 +34,25 @@ from es_scm.defaults import HYBRID_DEFAULTS, MAX_QUERY_WORDS
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model", required=True, metavar="DIR", help="the index's model")
     parser.add_argument("--index", required=True, metavar="NAME", help="index, alias or pattern")
+    _add_ranking_options(parser)
+    parser.add_argument("--json", action="store_true", help="one JSON object per hit")
+    parser.add_argument(
+        "--max-query-words",
+        type=positive_int,
+        default=MAX_QUERY_WORDS,
+        metavar="N",
+        help="refuse a query of more words (runs of letters and digits, stop words included) "
+        f"before sending it (default {MAX_QUERY_WORDS})",
+    )
+    add_explain_options(parser)
+    _add_batch_options(parser)
+    parser.add_argument(
+        "query", nargs="*", metavar="QUERY", help="the query text; - reads it from standard input"
+    )
+
+
+def _add_ranking_options(parser: argparse.ArgumentParser) -> None:
+    """Which hits: ``--k``, ``--mode`` (and the hybrid fusion), ``--filter``, ``--from``."""
     parser.add_argument("--k", type=positive_int, default=10, help="hits to return (default 10)")
     parser.add_argument(
         "--mode",
@@ -66,16 +86,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help="skip the first N hits (default 0)",
     )
-    parser.add_argument("--json", action="store_true", help="one JSON object per hit")
-    parser.add_argument(
-        "--max-query-words",
-        type=positive_int,
-        default=MAX_QUERY_WORDS,
-        metavar="N",
-        help="refuse a query of more words (runs of letters and digits, stop words included) "
-        f"before sending it (default {MAX_QUERY_WORDS})",
-    )
-    add_explain_options(parser)
+
+
+def _add_batch_options(parser: argparse.ArgumentParser) -> None:
+    """``--queries FILE --run OUT``: a batch of queries searched into a TREC run file."""
     batch = parser.add_argument_group("a batch of queries (instead of QUERY)")
     batch.add_argument(
         "--queries",
@@ -98,9 +112,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     batch.add_argument(
         "--no-progress", action="store_true", help="no progress bar for a batch on a terminal"
-    )
-    parser.add_argument(
-        "query", nargs="*", metavar="QUERY", help="the query text; - reads it from standard input"
     )
 
 
@@ -212,11 +223,34 @@ def run(args: argparse.Namespace) -> int:
 
 def run_batch(args: argparse.Namespace) -> int:
     """``--queries FILE --run OUT``: the top k of every query, as a TREC run file."""
-    from es_scm.cli.progress import progress_bar
-    from es_scm.elastic import NotProvenError, Searcher
-    from es_scm.evaluation.topics import parse_topics, read_topics
+    from es_scm.elastic import Searcher
     from es_scm.evaluation.trec import write_trec_run
 
+    tag = _batch_tag(args)
+    topics = _batch_topics(args)
+    searcher = Searcher(
+        client_from_args(args),
+        args.index,
+        load_model(args.model),
+        max_query_words=args.max_query_words,
+    )
+    searcher.check()  # a missing index or another model fails before the first query
+    started = time.perf_counter()
+    batch = _search_batch(searcher, topics, args)
+    write_trec_run(batch.ranking, args.run, tag)
+    batch.report(args)
+    hits = sum(map(len, batch.ranking.values()))
+    empty = sum(1 for docs in batch.ranking.values() if not docs)
+    print(
+        f"-- {len(topics)} queries, {hits} hits ({empty} queries without any) written to "
+        f"{args.run}, mode {args.mode}, tag {tag}, {time.perf_counter() - started:.1f} s",
+        file=sys.stderr,
+    )
+    return EXIT_OK
+
+
+def _batch_tag(args: argparse.Namespace) -> str:
+    """The run's tag, once the options that go with one QUERY only are known absent."""
     if not args.run:
         raise CLIError("--queries needs --run OUT, the TREC run file to write", EXIT_USAGE)
     for flag, given in (("--json", args.json), ("--explain", args.explain), ("--from", args.from_)):
@@ -227,6 +261,13 @@ def run_batch(args: argparse.Namespace) -> int:
         raise CLIError(
             f"--tag must be one word (a run file's last column), got {tag!r}", EXIT_USAGE
         )
+    return tag
+
+
+def _batch_topics(args: argparse.Namespace) -> dict[str, str]:
+    """The queries of ``--queries`` (a file, or ``-``: standard input), each within the limit."""
+    from es_scm.evaluation.topics import parse_topics, read_topics
+
     if args.queries == "-":
         topics = parse_topics(sys.stdin.read(), "<stdin>", args.topic_fields)
     else:
@@ -235,17 +276,40 @@ def run_batch(args: argparse.Namespace) -> int:
         raise CLIError(f"{args.queries}: no queries")
     for qid, text in topics.items():
         bounded(text, args.max_query_words, f"query {qid}")
-    searcher = Searcher(
-        client_from_args(args),
-        args.index,
-        load_model(args.model),
-        max_query_words=args.max_query_words,
-    )
-    searcher.check()  # a missing index or another model fails before the first query
+    return topics
+
+
+@dataclass
+class _Batch:
+    """What a batch found: each query's hits, the queries whose top k was not proven, and how
+    many queries' expansions were cut to the clause limit."""
+
+    ranking: dict[str, dict[str, float]] = field(default_factory=dict)
+    unproven: list[str] = field(default_factory=list)
+    pruned: int = 0
+
+    def report(self, args: argparse.Namespace) -> None:
+        """The notes on standard error: cut expansions, unproven top k."""
+        if self.pruned:
+            print(
+                f"note: {self.pruned} queries' expansions were cut to the cluster's clause limit",
+                file=sys.stderr,
+            )
+        if self.unproven:
+            print(
+                f"note: {len(self.unproven)} queries' exact top {args.k} could not be proven "
+                f"(e.g. {self.unproven[0]}); their hits are the largest window's exact scores",
+                file=sys.stderr,
+            )
+
+
+def _search_batch(searcher: Any, topics: dict[str, str], args: argparse.Namespace) -> _Batch:
+    """Every query's top k, with a progress bar on a terminal."""
+    from es_scm.cli.progress import progress_bar
+    from es_scm.elastic import NotProvenError
+
     options = {**search_options(args), "mode": args.mode}
-    ranking: dict[str, dict[str, float]] = {}
-    unproven, pruned = [], 0
-    started = time.perf_counter()
+    batch = _Batch()
     bar = progress_bar(len(topics), args.no_progress, unit="query")
     try:
         for qid, text in topics.items():
@@ -253,34 +317,15 @@ def run_batch(args: argparse.Namespace) -> int:
                 result = searcher.search(text, args.k, filter=args.filters or None, **options)
             except NotProvenError as error:  # keep the window's exact scores, say so at the end
                 result = error.result
-                unproven.append(qid)
-            ranking[qid] = {hit.id: hit.score for hit in result.hits}
-            pruned += bool(result.pruned_terms)
+                batch.unproven.append(qid)
+            batch.ranking[qid] = {hit.id: hit.score for hit in result.hits}
+            batch.pruned += bool(result.pruned_terms)
             if bar is not None:
                 bar.update(1)
     finally:
         if bar is not None:
             bar.close()
-    write_trec_run(ranking, args.run, tag)
-    hits = sum(map(len, ranking.values()))
-    empty = sum(1 for docs in ranking.values() if not docs)
-    if pruned:
-        print(
-            f"note: {pruned} queries' expansions were cut to the cluster's clause limit",
-            file=sys.stderr,
-        )
-    if unproven:
-        print(
-            f"note: {len(unproven)} queries' exact top {args.k} could not be proven (e.g. "
-            f"{unproven[0]}); their hits are the largest window's exact scores",
-            file=sys.stderr,
-        )
-    print(
-        f"-- {len(topics)} queries, {hits} hits ({empty} queries without any) written to "
-        f"{args.run}, mode {args.mode}, tag {tag}, {time.perf_counter() - started:.1f} s",
-        file=sys.stderr,
-    )
-    return EXIT_OK
+    return batch
 
 
 COMMAND = Command(

@@ -225,7 +225,9 @@ class _Builder:
     """``setting -> SoftCosineModel``: the command line's options with the setting's values."""
 
     def __init__(self, args: argparse.Namespace, parser: Any, documents: dict[str, str]) -> None:
-        self.args, self.parser, self.documents = args, parser, documents
+        self.args = args
+        self.parser = parser
+        self.documents = documents
         self.embeddings: dict[tuple[str, Any], Any] = {}
 
     def __call__(self, setting: dict[str, Any]) -> Any:

@@ -181,7 +181,9 @@ class BulkPlan:
             return BatchOutcome()
         retrying = _Retrying(self.options.retry_budget)
         existing: dict[str, bool] = {}
-        answers, pending, lost = Answers(), actions, False
+        answers = Answers()
+        pending = actions
+        lost = False
         try:
             if self.fresh:
                 existing = {action["_id"]: action["_id"] in written_before for action in actions}

@@ -231,7 +231,8 @@ class IndexOperations(SearchOperations):
         check_one_name(self.index, "delete documents from", "index or alias")
         refresh = check(refresh, "refresh", Boolean())
         yield from self.target.ready_plan(clauses=False)  # another model's index: an error
-        report, started = DeleteReport(), time.perf_counter()
+        report = DeleteReport()
+        started = time.perf_counter()
         yield deletion(self.index, ids, report, batch_size, (max_retries, initial_backoff))
         if refresh and report.deleted:
             yield Call("indices.refresh", {"index": self.index})

@@ -197,7 +197,8 @@ class Ingestion:
         IngestInterrupted
             On Ctrl-C, with the counts.
         """
-        report, started = IngestReport(), time.perf_counter()
+        report = IngestReport()
+        started = time.perf_counter()
         state = _RunState(Source(documents))
         try:
             yield from self._batches(state, report, progress)
@@ -235,7 +236,9 @@ class Ingestion:
             state.pending = None
             self.refreshed = last
             if first:
-                batch, state.ahead, first = state.ahead, [], False
+                batch = state.ahead
+                state.ahead = []
+                first = False
             elif self._stop.is_set():
                 batch = []
             else:
@@ -250,7 +253,8 @@ class Ingestion:
         try:
             return (yield Read(state.source, self.options.batch_size))
         except Exception as failure:  # the caller's stream: keep what was done
-            state.error, report.stopped = failure, f"reading the documents failed: {failure}"
+            state.error = failure
+            report.stopped = f"reading the documents failed: {failure}"
             return []
 
     def _interrupted(
@@ -289,7 +293,8 @@ class Ingestion:
 
     def _prepare(self, batch: list, state: _RunState, report: IngestReport) -> _Batch:
         """Check and vectorize a batch: y' = Wy/‖Wy‖_S, encoded as bulk actions."""
-        documents, invalid = [], []
+        documents = []
+        invalid = []
         for item in batch:
             document, reason = self._checked(item, next(state.positions))
             if reason is not None:

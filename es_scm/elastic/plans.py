@@ -111,7 +111,8 @@ class _Windows:
 
     def restart(self) -> None:
         """Forget the candidates: the next window is read from another state of the index."""
-        self.fetched, self.lowest_native = {}, math.inf
+        self.fetched = {}
+        self.lowest_native = math.inf
 
     def add(self, hits: list[dict], requested: int) -> None:
         """The next ``requested`` native hits (fewer: Elasticsearch had no more matches)."""
@@ -192,7 +193,8 @@ def _more_windows(
     if pit is None:
         rounds = 0
         while not state.final(window, max_window):
-            window, rounds = min(window * 2, max_window), rounds + 1
+            window = min(window * 2, max_window)
+            rounds += 1
             state.restart()
             state.add(target.hits((yield retrieve(0, window))), window)
         return rounds
@@ -212,7 +214,8 @@ def _windows_in(
     state.restart()
     rounds = 0
     while rounds == 0 or not state.final(window, max_window):
-        window, rounds = min(window * 2, max_window), rounds + 1
+        window = min(window * 2, max_window)
+        rounds += 1
         offset = len(state.fetched)
         response = yield retrieve(offset, window - offset, pit)
         pit = response.get("pit_id", pit)
@@ -300,7 +303,8 @@ def rescore_plan(
         size = request.size
         call = search_call(index=target.name, query=request.es_query, size=size, source=True)
         hits = target.hits((yield call))
-        documents, missing = {h["_id"]: h["_source"] for h in hits}, []
+        documents = {h["_id"]: h["_source"] for h in hits}
+        missing = []
     exact = expanded.exact_scores([stored_vector(s) for s in documents.values()])
     scored = list(zip(documents, exact, strict=True))
     hits_out = [

@@ -198,7 +198,8 @@ class QueryTooLongError(ValueError):
             f"the query has {words} words, more than max_query_words={limit}; shorten it, or "
             "raise max_query_words"
         )
-        self.words, self.limit = words, limit
+        self.words = words
+        self.limit = limit
 
 
 def query_words(text: str) -> int:
@@ -266,13 +267,15 @@ def expand_query(
     side = expansion
     matrix = model.similarity_matrix
     vector = model.query_vector(text).require_norm()
-    weights, expanded = vector.weights, vector.expansion
+    weights = vector.weights
+    expanded = vector.expansion
     # the index holds y' (send x') or Sy' (send Wx, and the unseen words' Eᵀx_W on y')
     sent = [(expanded, 1.0)] if side == "query" else [(weights, matrix.spectral_norm_bound)]
     if side == "documents" and vector.unseen_expansion is not None:
         sent.append((vector.unseen_expansion, 1.0))
     kept, pruned_terms, pruned_mass = _select(sent, max_clauses)
-    (terms, values), extra = kept[0], kept[1] if len(kept) > 1 else (_NO_IDS, _NO_VALUES)
+    terms, values = kept[0]
+    extra = kept[1] if len(kept) > 1 else (_NO_IDS, _NO_VALUES)
     return ExpandedQuery(
         vector=vector,
         clause_terms=terms,

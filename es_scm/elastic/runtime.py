@@ -63,7 +63,8 @@ class _Stepper:
         try:
             return move()
         except StopIteration as finished:
-            self.done, self.value = True, finished.value
+            self.done = True
+            self.value = finished.value
             return None
 
 

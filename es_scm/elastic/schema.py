@@ -359,11 +359,10 @@ def encode_documents(
 
 def _feature_dicts(rows: Any, n_rows: int, term_keys: np.ndarray) -> list[dict[str, float]]:
     """Each CSR row's positive entries as {feature key: value}, the form of a ``sparse_vector``."""
-    indptr, indices, data = rows.indptr, rows.indices, rows.data
-    row_of = np.repeat(np.arange(n_rows), np.diff(indptr))
-    positive = data > 0.0  # sparse_vector holds positive values only (all of them: S, W ≥ 0)
-    keys = term_keys[indices[positive]].tolist()
-    values = data[positive].tolist()
+    row_of = np.repeat(np.arange(n_rows), np.diff(rows.indptr))
+    positive = rows.data > 0.0  # sparse_vector holds positive values only (all of them: S, W ≥ 0)
+    keys = term_keys[rows.indices[positive]].tolist()
+    values = rows.data[positive].tolist()
     counts = np.bincount(row_of[positive], minlength=n_rows)
     bounds = np.concatenate([[0], np.cumsum(counts)]).tolist()
     return [

@@ -116,7 +116,8 @@ class operation(Generic[S, P, R]):
             return getattr(instance, name)(*args, **kwargs)
 
         function = _shaped(function, self.plan, self.__signature__)
-        function.__name__, function.__doc__ = name, self.__doc__
+        function.__name__ = name
+        function.__doc__ = self.__doc__
         function.__qualname__ = f"{owner.__qualname__}.{name}"
         function.plan = self.plan  # type: ignore[attr-defined]
         return function

@@ -47,7 +47,9 @@ def read_smart_records(path: str | Path) -> Iterator[tuple[str, dict[str, str]]]
             if match and match.group(1) == "I":
                 if record_id is not None:
                     yield record_id, _join(fields)
-                record_id, fields, current = (match.group(2) or "").strip(), {}, None
+                record_id = (match.group(2) or "").strip()
+                fields = {}
+                current = None
             elif match:
                 current = match.group(1)
                 fields.setdefault(current, [])
@@ -151,11 +153,15 @@ def read_wikipedia_paragraphs(
             stream = archive.extractfile(member)
             if stream is None:
                 continue
-            page, title, number = "", "", 0
+            page = ""
+            title = ""
+            number = 0
             for raw in stream.read().decode("utf-8", errors="replace").splitlines():
                 match = _DOC_START.match(raw)
                 if match:
-                    page, title, number = match.group(1), match.group(2), 0
+                    page = match.group(1)
+                    title = match.group(2)
+                    number = 0
                     continue
                 line = raw.strip()
                 if not page or not line or line == title or line.startswith("</doc"):

@@ -108,7 +108,8 @@ def average_precision(ranking: Ranking, cutoff: int = OFFICIAL_CUTOFF) -> float:
     >>> average_precision([False, False])
     0.0
     """
-    hits, total = 0, 0.0
+    hits = 0
+    total = 0.0
     for i, relevant in enumerate(ranking[:cutoff], start=1):
         if relevant:
             hits += 1

@@ -190,7 +190,9 @@ def apply_gold(
                     f"the gold file's {rid} is not a related question of {question.id}"
                 )
             related = by_id[rid]
-            related.rank, related.ir_score, related.relevant = rank, score, relevant
+            related.rank = rank
+            related.ir_score = score
+            related.relevant = relevant
             ordered.append(related)
         if len(ordered) != len(by_id):
             raise ValueError(

@@ -118,7 +118,8 @@ def read_qrels(path: str | Path) -> dict[str, dict[str, int]]:
         parts = line.split()
         if not parts:
             continue
-        header, first = first and not _is_number(parts[-1]), False
+        header = first and not _is_number(parts[-1])
+        first = False
         if header:
             continue
         if len(parts) not in (3, 4):

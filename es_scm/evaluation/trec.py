@@ -229,20 +229,11 @@ def run_collection(
     (TrecReport, runs)
     """
     from es_scm.elastic import SCMIndex, Searcher
-    from es_scm.elastic.query import bm25_query
 
-    if depth < 1:
-        raise ValueError(f"depth must be at least 1, got {depth}")
-    measures = check_measures(measures)
-    for measure in measures:
-        if _cutoff(measure) > depth:
-            logger.warning(
-                "%s looks deeper than the %d documents retrieved per query", measure, depth
-            )
+    measures = _checked_measures(measures, depth)
     seconds: dict[str, float] = {}
     queries = collection.judged_queries()
     hybrids = {"bm25+scm": {}} if hybrids is None else dict(hybrids)
-    runs: dict[str, Run] = {"bm25": {}, "scm": {}, **{method: {} for method in hybrids}}
     index = None
     if existing_index is not None:
         name = existing_index
@@ -255,30 +246,7 @@ def run_collection(
     try:
         if index is not None:
             seconds["index"] = _index_collection(index, collection, text_analyzer)
-        timers = dict.fromkeys(runs, 0.0)
-        for number, (qid, text) in enumerate(queries.items(), start=1):
-            started = time.perf_counter()
-            response = client.search(
-                index=name,
-                query=bm25_query(text),
-                size=depth,
-                source=False,
-                allow_partial_search_results=False,
-            )
-            bm25 = {h["_id"]: float(h["_score"]) for h in response["hits"]["hits"]}
-            timers["bm25"] += time.perf_counter() - started
-            started = time.perf_counter()
-            result = searcher.search(text, k=depth, mode="exact")
-            runs["scm"][qid] = {h.id: h.score for h in result.hits}
-            timers["scm"] += time.perf_counter() - started
-            for method, options in hybrids.items():
-                started = time.perf_counter()
-                fused = searcher.search(text, depth, mode="hybrid", depth=depth, **options)
-                runs[method][qid] = {h.id: h.score for h in fused.hits}
-                timers[method] += time.perf_counter() - started
-            runs["bm25"][qid] = bm25
-            if number % 25 == 0:
-                logger.info("%s: %d/%d queries", collection.name, number, len(queries))
+        runs, timers = _search_queries(client, searcher, collection.name, queries, depth, hybrids)
         seconds.update({f"search_{m}": t for m, t in timers.items()})
     finally:
         if index is not None and not keep_index:
@@ -299,6 +267,59 @@ def run_collection(
         measures=measures,
     )
     return trec_report, runs
+
+
+def _checked_measures(measures: Sequence[str], depth: int) -> list[str]:
+    """``measures`` checked (:func:`check_measures`) for a run of ``depth`` documents per query;
+    a warning for a measure that looks deeper than that."""
+    if depth < 1:
+        raise ValueError(f"depth must be at least 1, got {depth}")
+    measures = check_measures(measures)
+    for measure in measures:
+        if _cutoff(measure) > depth:
+            logger.warning(
+                "%s looks deeper than the %d documents retrieved per query", measure, depth
+            )
+    return measures
+
+
+def _search_queries(
+    client: Any,
+    searcher: Any,
+    collection: str,
+    queries: Mapping[str, str],
+    depth: int,
+    hybrids: Mapping[str, Mapping[str, Any]],
+) -> tuple[dict[str, Run], dict[str, float]]:
+    """Every method's run over ``queries`` on the searcher's index, and its seconds in all."""
+    from es_scm.elastic.query import bm25_query
+
+    runs: dict[str, Run] = {"bm25": {}, "scm": {}, **{method: {} for method in hybrids}}
+    timers = dict.fromkeys(runs, 0.0)
+    for number, (qid, text) in enumerate(queries.items(), start=1):
+        started = time.perf_counter()
+        response = client.search(
+            index=searcher.name,
+            query=bm25_query(text),
+            size=depth,
+            source=False,
+            allow_partial_search_results=False,
+        )
+        bm25 = {h["_id"]: float(h["_score"]) for h in response["hits"]["hits"]}
+        timers["bm25"] += time.perf_counter() - started
+        started = time.perf_counter()
+        result = searcher.search(text, k=depth, mode="exact")
+        runs["scm"][qid] = {h.id: h.score for h in result.hits}
+        timers["scm"] += time.perf_counter() - started
+        for method, options in hybrids.items():
+            started = time.perf_counter()
+            fused = searcher.search(text, depth, mode="hybrid", depth=depth, **options)
+            runs[method][qid] = {h.id: h.score for h in fused.hits}
+            timers[method] += time.perf_counter() - started
+        runs["bm25"][qid] = bm25
+        if number % 25 == 0:
+            logger.info("%s: %d/%d queries", collection, number, len(queries))
+    return runs, timers
 
 
 def _index_collection(index: Any, collection: Any, text_analyzer: str | None) -> float:

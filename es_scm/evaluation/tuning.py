@@ -179,7 +179,8 @@ def cross_validate(
         return float(np.mean([per_query[row].get(q, 0.0) for q in topics]))
 
     held_out = {row: float(np.mean([mean_ap(row, f) for f in folds])) for row in per_query}
-    chosen, scores = [], []
+    chosen = []
+    scores = []
     for number, fold in enumerate(folds):
         training = [q for other, f in enumerate(folds) if other != number for q in f]
         best = max(per_query, key=lambda row: (mean_ap(row, training), -list(per_query).index(row)))

@@ -45,11 +45,13 @@ class TermCounter:
         if isinstance(texts, str):
             raise TypeError("texts must be an iterable of str, not a str; use [text]")
         n_terms = len(self.vocabulary.terms)
-        stop, unknown = n_terms, n_terms + 1
+        stop = n_terms
+        unknown = n_terms + 1
         get = self._token_codes().get
         split = self.tokenizer.split
         min_length = self.tokenizer.min_length
-        indptr, codes = [0], []
+        indptr = [0]
+        codes = []
         for text in texts:
             if min_length > 1:  # short tokens are dropped like stop words
                 codes.extend(

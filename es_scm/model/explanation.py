@@ -34,10 +34,11 @@ import numpy as np
 import scipy.sparse as sp
 
 from es_scm.similarity import TermSimilarityMatrix
+from es_scm.similarity.scoring import QueryVector
 from es_scm.similarity.unseen import UnseenWord
 from es_scm.validation import NON_NEGATIVE_INT, OrNone, check
 
-__all__ = ["Explanation", "TermPair", "explain_vectors"]
+__all__ = ["Explanation", "TermPair", "explain_query", "explain_vectors"]
 
 
 @dataclass(frozen=True)
@@ -189,8 +190,10 @@ def explain_vectors(
     if x_norm <= 0.0 or y_norm <= 0.0:
         return Explanation(float(score), (), 0.0, x_norm, y_norm).top(top)
     parts = matrix.contributions(x, y)
-    terms, words = matrix.terms, [word.word for word in unseen]
-    rows, columns = parts.rows, parts.columns  # ids; unseen words come after the terms
+    terms = matrix.terms
+    words = [word.word for word in unseen]
+    rows = parts.rows  # ids; unseen words come after the terms
+    columns = parts.columns
     arrays = [parts.similarities, parts.x_weights, parts.y_weights, parts.values]
     for word in unseen:
         found = _unseen_pairs(word, y)
@@ -228,3 +231,15 @@ def _unseen_pairs(word: UnseenWord, y: Any) -> tuple[np.ndarray, ...]:
     x_weights = np.full(len(ids), word.weight, dtype=np.float64)
     y_weights = y_values[ids]
     return ids, similarities, x_weights, y_weights, x_weights * similarities * y_weights
+
+
+def explain_query(
+    matrix: TermSimilarityMatrix, query: QueryVector, y: Any, top: int | None = None
+) -> Explanation:
+    """The explanation of SCM(x, y) for a query value (x, its norm and its words outside the
+    vocabulary) and a weighted vector y, scored as :meth:`SoftCosineModel.similarity` scores it."""
+    score = float(query.scores(matrix.normalize(y))[0])
+    norms = (0.0, 0.0)
+    if y.nnz and not query.empty:
+        norms = (query.norm, float(matrix.soft_norm(y)))
+    return explain_vectors(matrix, query.weights, y, norms, score, top, query.unseen)

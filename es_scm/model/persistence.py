@@ -24,20 +24,28 @@ from __future__ import annotations
 import hashlib
 import json
 import zipfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import scipy.sparse as sp
 
 from es_scm.model.saving import replace_folder, restore_interrupted_save
+from es_scm.model.text import Tokenizer
 from es_scm.model.vocabulary import Vocabulary
 from es_scm.model.weighting import TermWeighting
 from es_scm.similarity import TermSimilarityMatrix
 from es_scm.similarity.unseen import UnseenTerms
 
-__all__ = ["CONFIG_FILE", "content_hash", "read_bundle", "write_bundle"]
+__all__ = [
+    "CONFIG_FILE",
+    "content_hash",
+    "read_bundle",
+    "read_model",
+    "write_bundle",
+    "write_model",
+]
 
 FORMAT = "es-scm-model"
 VERSION = 1
@@ -47,6 +55,60 @@ VOCABULARY_FILE = "vocabulary.json"
 SIMILARITY_FILE = "similarity.npz"
 UNSEEN_FILE = "unseen.npz"
 MODEL_FILES = (CONFIG_FILE, VOCABULARY_FILE, SIMILARITY_FILE, UNSEEN_FILE)
+
+Model = TypeVar("Model")
+
+
+def write_model(path: Path, model: Any) -> None:
+    """Write a :class:`~es_scm.model.SoftCosineModel` to the folder ``path``
+    (:func:`write_bundle`): its config, with its hybrid settings if it has any, and its parts."""
+    hybrid = {"hybrid": model.hybrid} if model.hybrid else {}
+    write_bundle(
+        path,
+        {**model.get_config(), **hybrid},
+        model.vocabulary,
+        model.similarity_matrix,
+        model.model_id,
+        model.unseen,
+    )
+
+
+def read_model(
+    path: Path,
+    make: Callable[..., Model],
+    tokenizer: Callable[[str], Iterable[str]] | None = None,
+) -> Model:
+    """The model saved in ``path``: ``make`` (the model class) called with its parts, and
+    checked to hash to its saved ``model_id``.
+
+    ``tokenizer`` is the user tokenizer callable, required iff the model was built with one.
+
+    Raises
+    ------
+    ValueError
+        If the files are not an es-scm model, are damaged, or their content no longer hashes to
+        the saved ``model_id``.
+    """
+    config, vocabulary, matrix, unseen = read_bundle(path)
+    try:
+        model = make(
+            Tokenizer.from_config(config["tokenizer"], tokenizer=tokenizer),
+            vocabulary,
+            matrix,
+            TermWeighting.from_config(config["document_weighting"]),
+            TermWeighting.from_config(config["query_weighting"]),
+            config.get("hybrid"),
+            unseen,
+        )
+    except KeyError as error:
+        raise ValueError(f"{path / CONFIG_FILE} lacks {error}") from None
+    model_id = model.model_id
+    if model_id != config.get("model_id"):
+        raise ValueError(
+            f"the model in {path} hashes to {model_id}, not to its saved model_id "
+            f"{config.get('model_id')!r}: its files were changed or mixed"
+        )
+    return model
 
 
 def write_bundle(

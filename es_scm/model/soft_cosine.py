@@ -5,9 +5,9 @@ space model (Novotný, CIKM '18, Definition 3.1) and measures their soft cosine
 
     SCM(x, y) = (Wx)ᵀ S (Wy) / (√((Wx)ᵀ S (Wx)) · √((Wy)ᵀ S (Wy)))
 
-(the remark to Lemma 3.3). Vectors are rows (``(1, n_terms)`` CSR); a batch of texts is a
-``(n_texts, n_terms)`` CSR matrix. Documents and queries may be weighted differently (e.g. BM25
-documents and raw-tf queries), so every vectorizing method takes a ``role``.
+(the remark to Lemma 3.3). It is a :class:`~es_scm.model.vectorizer.TermVectorizer` (text →
+``Wx``, documents and queries weighted apart, vectors as rows) with S, and the words outside the
+vocabulary that a query may use.
 
 The model is saved as one bundle and identified by :attr:`SoftCosineModel.model_id`, a content
 hash that changes iff something that can change a score changes
@@ -21,59 +21,42 @@ import logging
 import os
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-import numpy as np
-import scipy.sparse as sp
-
-from es_scm.defaults import SIMILARITY_DEFAULTS, UNSEEN_LIMIT
 from es_scm.fusion import hybrid_settings
 from es_scm.model import persistence
-from es_scm.model.counting import TermCounter
-from es_scm.model.explanation import Explanation, explain_vectors
-from es_scm.model.fitting import fit_parts, similarity_recipe
+from es_scm.model.explanation import Explanation, explain_query
+from es_scm.model.fitting import ModelFitting
 from es_scm.model.queries import unseen_words
-from es_scm.model.similarity_source import EmbeddingsLike
 from es_scm.model.text import Tokenizer
 from es_scm.model.token_counts import TokenCounts
+from es_scm.model.vectorizer import Role, TermVectorizer, WeightingLike
 from es_scm.model.vocabulary import Vocabulary
-from es_scm.model.weighting import TermWeighting, as_weighting, query_weighting_for
-from es_scm.options import LevenshteinOptions, SimilarityOptions
 from es_scm.similarity import TermSimilarityMatrix
-from es_scm.similarity.factory import SimilarityLike
 from es_scm.similarity.scoring import QueryVector, query_vector
-from es_scm.similarity.sources import DTYPE
 from es_scm.similarity.unseen import UnseenTerms
 
 __all__ = ["SoftCosineModel", "TokenCounts"]
 
 logger = logging.getLogger(__name__)
 
-Role = Literal["query", "document"]
-#: A weighting: a :class:`TermWeighting`, a spec string such as ``"log-smooth"``, a config dict,
-#: or None for :data:`es_scm.defaults.DEFAULT_WEIGHTING`.
-WeightingLike = TermWeighting | str | Mapping[str, Any] | None
 
-
-class SoftCosineModel:
+class SoftCosineModel(TermVectorizer, ModelFitting):
     """Text → weighted term vectors → exact soft cosine measure.
 
-    Usually made with :meth:`build` or :meth:`load`; the constructor only bundles fitted parts.
+    Usually made with :meth:`build` (inherited from :class:`~es_scm.model.fitting.ModelFitting`)
+    or :meth:`load`; the constructor only bundles fitted parts. Texts become vectors as in
+    :class:`~es_scm.model.vectorizer.TermVectorizer` (:meth:`vectorize`, :meth:`vectorize_many`,
+    :meth:`counts`), which it extends with S.
 
     Parameters
     ----------
-    tokenizer : Tokenizer
-        Turns text into terms, for indexing and querying alike.
-    vocabulary : Vocabulary
-        A fitted vocabulary; its terms index the columns of every vector.
+    tokenizer, vocabulary, document_weighting, query_weighting
+        The text side, as in :class:`~es_scm.model.vectorizer.TermVectorizer`: a Tokenizer, a
+        fitted Vocabulary, and W for documents and for queries (a weighting, a spec such as
+        ``"log-smooth"`` or ``"bm25"``, a config dict, or None for the defaults).
     similarity_matrix : TermSimilarityMatrix
         S, over exactly ``vocabulary.terms`` in the same order.
-    document_weighting, query_weighting : TermWeighting, str, dict or None, default=None
-        W for documents and for queries: a weighting, a spec (``"log-smooth"``, ``"bm25"``, see
-        :meth:`TermWeighting.from_spec`) or a :meth:`TermWeighting.get_config` dict; ``None`` is
-        :data:`es_scm.defaults.DEFAULT_WEIGHTING`. A ``None`` query weighting is the document
-        weighting, or the default for BM25 documents
-        (:func:`~es_scm.model.weighting.query_weighting_for`).
     hybrid : dict, optional
         How hybrid search fuses BM25 with this model's SCM unless told otherwise (``fusion``,
         ``alpha``, ``rrf_k``, ``depth``; :mod:`es_scm.fusion`): what ``es-scm tune`` found best.
@@ -99,10 +82,7 @@ class SoftCosineModel:
         hybrid: Mapping[str, Any] | None = None,
         unseen: UnseenTerms | None = None,
     ) -> None:
-        if not isinstance(tokenizer, Tokenizer):
-            raise ValueError(f"tokenizer must be a Tokenizer, got {tokenizer!r}")
-        if not isinstance(vocabulary, Vocabulary):
-            raise ValueError(f"vocabulary must be a fitted Vocabulary, got {vocabulary!r}")
+        super().__init__(tokenizer, vocabulary, document_weighting, query_weighting)
         if not isinstance(similarity_matrix, TermSimilarityMatrix):
             raise ValueError(
                 f"similarity_matrix must be a TermSimilarityMatrix, got {similarity_matrix!r}"
@@ -111,179 +91,14 @@ class SoftCosineModel:
             raise ValueError(
                 "the term similarity matrix must be over the vocabulary's terms, in the same order"
             )
-        self.tokenizer = tokenizer
-        self.vocabulary = vocabulary
         self.similarity_matrix = similarity_matrix
-        self.document_weighting = as_weighting(document_weighting, "document_weighting")
-        self.query_weighting = (
-            query_weighting_for(self.document_weighting)
-            if query_weighting is None
-            else as_weighting(query_weighting, "query_weighting")
-        )
         self.hybrid = hybrid_settings(hybrid)
         if unseen is not None and not isinstance(unseen, UnseenTerms):
             raise ValueError(f"unseen must be UnseenTerms or None, got {unseen!r}")
         self.unseen = unseen
         self._model_id: str | None = None
-        self._counter = TermCounter(tokenizer, vocabulary)
-        self._global_weights: dict[str, np.ndarray] = {}  # idf per role, computed once
 
-    # -- building -------------------------------------------------------------------------------
-
-    @classmethod
-    def build(
-        cls,
-        texts: Iterable[str],
-        embeddings: EmbeddingsLike = None,
-        *,
-        tokenizer: Tokenizer | None = None,
-        min_df: int | float = 1,
-        max_df: int | float = 1.0,
-        max_terms: int | None = None,
-        document_weighting: WeightingLike = None,
-        query_weighting: WeightingLike = None,
-        similarity: SimilarityLike = None,
-        levenshtein: bool | float | LevenshteinOptions = False,
-        nonzero_limit: int | None = SIMILARITY_DEFAULTS.nonzero_limit,
-        threshold: float = SIMILARITY_DEFAULTS.threshold,
-        exponent: float = SIMILARITY_DEFAULTS.exponent,
-        symmetric: bool = SIMILARITY_DEFAULTS.symmetric,
-        dominant: bool = SIMILARITY_DEFAULTS.dominant,
-        neighbors: str = SIMILARITY_DEFAULTS.neighbors,
-        column_order: str = SIMILARITY_DEFAULTS.column_order,
-        dtype: np.dtype | type = DTYPE,
-        batch_size: int | None = None,
-        n_jobs: int | None = None,
-        unseen_limit: int = UNSEEN_LIMIT,
-    ) -> SoftCosineModel:
-        """Fit the vocabulary in one pass over ``texts`` and build S over its terms.
-
-        Parameters
-        ----------
-        texts : iterable of str
-            The corpus; may be a one-shot iterator (it is read exactly once).
-        embeddings : WordEmbeddings, gensim KeyedVectors, str, list of pairs, optional
-            The source of S (:mod:`es_scm.model.similarity_source`), checked before the corpus
-            is read: word vectors for :meth:`TermSimilarityMatrix.from_embeddings`;
-            ``"train[:word2vec|fasttext]"`` or an ``EmbeddingTraining`` trains them on ``texts``
-            (or on its background corpus) first, deterministically and cached; ``"auto"``
-            chooses by the corpus's size; ``(weight, embeddings)`` pairs combine their matrices.
-            None (and no ``similarity`` or ``levenshtein``): S = I, the plain cosine.
-        tokenizer : Tokenizer, optional
-            Defaults to ``Tokenizer()``.
-        min_df, max_df, max_terms
-            Vocabulary pruning; see :class:`Vocabulary`.
-        document_weighting, query_weighting : TermWeighting, str, dict or None
-            See the class; the default is :data:`es_scm.defaults.DEFAULT_WEIGHTING` on both sides.
-        similarity : TermSimilarityMatrix or callable, optional
-            A ready S (over the vocabulary's terms, or a superset that is then restricted to
-            them), or a function ``terms -> TermSimilarityMatrix`` (e.g. a thesaurus with
-            :meth:`TermSimilarityMatrix.from_pairs`). Excludes ``embeddings`` and ``levenshtein``.
-        levenshtein : bool, float or LevenshteinOptions, default=False
-            Use edit-distance similarity (:meth:`TermSimilarityMatrix.from_levenshtein`). Alone,
-            it is S; with ``embeddings``, ``True`` averages the two matrices and a float λ in
-            (0, 1) gives ``λ·S_levenshtein + (1 − λ)·S_embeddings`` off the unit diagonal.
-        nonzero_limit, threshold, exponent, symmetric, dominant, neighbors, column_order
-            How S is built (:class:`~es_scm.options.SimilarityOptions`, checked together), with
-            the defaults of :data:`es_scm.defaults.SIMILARITY_DEFAULTS`; ``neighbors="gensim"``
-            gives gensim's matrix bit for bit, ``column_order="id"`` fills S's columns by term id
-            instead of rarest term first.
-        dtype, batch_size
-            S's float dtype and the terms per matrix product (see ``from_embeddings``).
-        n_jobs : int or None, default=None
-            Worker processes that tokenize and count the corpus (:mod:`es_scm.model.parallel`;
-            the vocabulary is the same whatever their number). ``None`` uses every CPU for a
-            corpus of 20,000 texts or more where processes can be forked, ``1`` none, ``-1``
-            every CPU. Embeddings trained on ``texts`` read them in-process.
-        unseen_limit : int, default=UNSEEN_LIMIT
-            Query words outside the vocabulary get a column of S from the embeddings (so
-            "automobile" finds "car" in a corpus that only says "car";
-            :mod:`es_scm.similarity.unseen`): the first ``unseen_limit`` words of each
-            embeddings source outside the vocabulary (the most frequent, for GloVe). 0: none.
-
-        Returns
-        -------
-        SoftCosineModel
-        """
-        options = SimilarityOptions(
-            nonzero_limit, threshold, exponent, symmetric, dominant, neighbors, column_order
-        )
-        recipe = similarity_recipe(
-            embeddings, similarity, levenshtein, options, dtype, batch_size, unseen_limit
-        )
-        vocabulary = Vocabulary(min_df=min_df, max_df=max_df, max_terms=max_terms)
-        parts = fit_parts(texts, recipe, tokenizer=tokenizer, vocabulary=vocabulary, n_jobs=n_jobs)
-        return cls(*parts[:3], document_weighting, query_weighting, unseen=parts[3])
-
-    # -- vectors --------------------------------------------------------------------------------
-
-    @property
-    def terms(self) -> list[str]:
-        """The vocabulary terms; ``terms[i]`` labels column ``i`` of every vector and of S."""
-        return self.vocabulary.terms
-
-    def _weighting(self, role: Role) -> TermWeighting:
-        if role == "query":
-            return self.query_weighting
-        if role == "document":
-            return self.document_weighting
-        raise ValueError(f"role must be 'query' or 'document', got {role!r}")
-
-    def counts(self, texts: Iterable[str], tokens: TokenCounts | None = None) -> sp.csr_matrix:
-        """Return the term counts of ``texts``, one row per text (int64 CSR, sorted indices).
-
-        Equal to ``vocabulary.to_counts(tokenizer.tokenize_many(texts))``, faster: one dictionary
-        lookup per token (:class:`~es_scm.model.counting.TermCounter`). ``tokens``, if given, is
-        added the number of tokens that are terms and of those that are unknown
-        (:class:`TokenCounts`), at no extra cost.
-        """
-        return self._counter.counts(texts, tokens)
-
-    def vectorize_many(
-        self,
-        texts: Iterable[str],
-        role: Role = "document",
-        tokens: TokenCounts | None = None,
-    ) -> sp.csr_matrix:
-        """Return the weighted term vectors ``Wx`` of ``texts`` as rows.
-
-        Parameters
-        ----------
-        texts : iterable of str
-            May be a one-shot iterator.
-        role : {"query", "document"}, default="document"
-            Which weighting to apply.
-        tokens : TokenCounts, optional
-            Added the texts' tokens and unknown tokens (see :meth:`counts`).
-
-        Returns
-        -------
-        scipy.sparse.csr_matrix of float64, shape (n_texts, n_terms)
-        """
-        weighting = self._weighting(role)
-        if role not in self._global_weights:
-            self._global_weights[role] = weighting.global_weights(self.vocabulary)
-        return weighting.transform(
-            self.counts(texts, tokens), self.vocabulary, global_weights=self._global_weights[role]
-        )
-
-    def vectorize(self, text: str, role: Role = "query") -> sp.csr_matrix:
-        """Return the weighted term vector ``Wx`` of one text.
-
-        Parameters
-        ----------
-        text : str
-        role : {"query", "document"}, default="query"
-
-        Returns
-        -------
-        scipy.sparse.csr_matrix of float64, shape (1, n_terms)
-            Terms outside the vocabulary are ignored; a text without known terms gives an empty
-            row.
-        """
-        if not isinstance(text, str):
-            raise TypeError(f"text must be a str, got {type(text).__name__}")
-        return self.vectorize_many([text], role=role)
+    # -- scores ---------------------------------------------------------------------------------
 
     def query_vector(self, text: str) -> QueryVector:
         """The query as the SCM uses it: x = W(q), x' and its soft norm, computed once.
@@ -363,22 +178,9 @@ class SoftCosineModel:
         """
         query = self._first_side(text_a, roles[0])
         y = self.vectorize(text_b, role=roles[1])
-        matrix = self.similarity_matrix
-        score = float(query.scores(matrix.normalize(y))[0])
-        norms = (0.0, 0.0)
-        if y.nnz and not query.empty:
-            norms = (query.norm, float(matrix.soft_norm(y)))
-        return explain_vectors(matrix, query.weights, y, norms, score, top, query.unseen)
+        return explain_query(self.similarity_matrix, query, y, top)
 
     # -- identity and persistence ---------------------------------------------------------------
-
-    def get_config(self) -> dict[str, Any]:
-        """Return the JSON-serializable configuration (tokenizer and weightings)."""
-        return {
-            "tokenizer": self.tokenizer.get_config(),
-            "document_weighting": self.document_weighting.get_config(),
-            "query_weighting": self.query_weighting.get_config(),
-        }
 
     @property
     def model_id(self) -> str:
@@ -419,14 +221,7 @@ class SoftCosineModel:
             ``directory`` holds other files than a model's (nothing is written).
         """
         path = Path(directory)
-        persistence.write_bundle(
-            path,
-            {**self.get_config(), **({"hybrid": self.hybrid} if self.hybrid else {})},
-            self.vocabulary,
-            self.similarity_matrix,
-            self.model_id,
-            self.unseen,
-        )
+        persistence.write_model(path, self)
         return path
 
     @classmethod
@@ -450,26 +245,7 @@ class SoftCosineModel:
             If the files are not an es-scm model, are damaged, or their content no longer
             hashes to the saved ``model_id``.
         """
-        path = Path(directory)
-        config, vocabulary, matrix, unseen = persistence.read_bundle(path)
-        try:
-            model = cls(
-                Tokenizer.from_config(config["tokenizer"], tokenizer=tokenizer),
-                vocabulary,
-                matrix,
-                TermWeighting.from_config(config["document_weighting"]),
-                TermWeighting.from_config(config["query_weighting"]),
-                config.get("hybrid"),
-                unseen,
-            )
-        except KeyError as error:
-            raise ValueError(f"{path / persistence.CONFIG_FILE} lacks {error}") from None
-        if model.model_id != config.get("model_id"):
-            raise ValueError(
-                f"the model in {path} hashes to {model.model_id}, not to its saved model_id "
-                f"{config.get('model_id')!r}: its files were changed or mixed"
-            )
-        return model
+        return persistence.read_model(Path(directory), cls, tokenizer)
 
     def __repr__(self) -> str:
         return (

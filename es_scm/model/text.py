@@ -273,7 +273,8 @@ class Tokenizer:
         -------
         list of str
         """
-        min_length, stop_words = max(self.min_length, 1), self._stop_words
+        min_length = max(self.min_length, 1)
+        stop_words = self._stop_words
         if min_length == 1 and self.tokenizer is None:  # regex tokens are never empty
             return list(filterfalse(stop_words.__contains__, self.split(text)))
         return [t for t in self.split(text) if len(t) >= min_length and t not in stop_words]

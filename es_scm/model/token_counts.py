@@ -39,7 +39,8 @@ class TokenCounts:
         many words that the model's corpus did not have (or had too rarely), which the SCM then
         ignores. None when there is no such drift, or the model did not record its pruned share.
         """
-        pruned, share = vocabulary.pruned_share, self.unknown_share
+        pruned = vocabulary.pruned_share
+        share = self.unknown_share
         if pruned is None or share is None or self.tokens < self.DRIFT_MIN_TOKENS:
             return None
         if share < max(2.0 * pruned, pruned + 0.10):

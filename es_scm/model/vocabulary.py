@@ -73,7 +73,8 @@ class TermCounts:
 
     def count(self, documents: Iterable[Sequence[str]]) -> TermCounts:
         """Add tokenized ``documents`` (read once) to the counts and return ``self``."""
-        document_counts, term_counts = self.document_counts, self.term_counts
+        document_counts = self.document_counts
+        term_counts = self.term_counts
         for document in documents:
             tokens = _check_document(document)
             # Counter.update counts an iterable in C, but walks a mapping in Python: feed it
@@ -89,6 +90,40 @@ class TermCounts:
         self.term_counts.update(other.term_counts)
         self.num_documents += other.num_documents
         return self
+
+    def kept_terms(
+        self, min_df: int | float, max_df: int | float, max_terms: int | None
+    ) -> list[str]:
+        """The terms that pruning keeps (see :mod:`es_scm.model.vocabulary`), by descending df,
+        ties by the term: those in ``min_df`` to ``max_df`` documents, at most ``max_terms``.
+
+        Raises
+        ------
+        ValueError
+            If no document was counted, ``min_df`` exceeds ``max_df`` for these counts, or no
+            term is kept.
+        """
+        num_documents = self.num_documents
+        if num_documents == 0:
+            raise ValueError("cannot fit a vocabulary on no documents")
+        low = min_df if isinstance(min_df, int) else math.ceil(min_df * num_documents)
+        high = max_df if isinstance(max_df, int) else math.floor(max_df * num_documents)
+        if low > high:
+            raise ValueError(
+                f"min_df={min_df!r} asks for at least {low} documents but max_df="
+                f"{max_df!r} allows at most {high} of the {num_documents} documents"
+            )
+        document_counts = self.document_counts
+        kept = [term for term, df in document_counts.items() if low <= df <= high]
+        kept.sort(key=lambda term: (-document_counts[term], term))
+        if max_terms is not None:
+            kept = kept[:max_terms]
+        if not kept:
+            raise ValueError(
+                f"no terms remain after pruning {len(document_counts)} terms of {num_documents} "
+                f"documents with min_df={min_df!r}, max_df={max_df!r}, max_terms={max_terms!r}"
+            )
+        return kept
 
 
 class Vocabulary:
@@ -188,46 +223,15 @@ class Vocabulary:
         ValueError
             As :meth:`fit`.
         """
-        document_counts, term_counts = counts.document_counts, counts.term_counts
-        kept = self._prune(document_counts, counts.num_documents)
+        kept = counts.kept_terms(self.min_df, self.max_df, self.max_terms)
         self._set_state(
             terms=kept,
-            document_frequencies=[document_counts[term] for term in kept],
-            collection_frequencies=[term_counts[term] for term in kept],
+            document_frequencies=[counts.document_counts[term] for term in kept],
+            collection_frequencies=[counts.term_counts[term] for term in kept],
             num_documents=counts.num_documents,
-            corpus_tokens=sum(term_counts.values()),
+            corpus_tokens=sum(counts.term_counts.values()),
         )
         return self
-
-    def _df_bounds(self, num_documents: int) -> tuple[int, int]:
-        low = (
-            self.min_df if isinstance(self.min_df, int) else math.ceil(self.min_df * num_documents)
-        )
-        high = (
-            self.max_df if isinstance(self.max_df, int) else math.floor(self.max_df * num_documents)
-        )
-        return low, high
-
-    def _prune(self, document_counts: Counter[str], num_documents: int) -> list[str]:
-        if num_documents == 0:
-            raise ValueError("cannot fit a vocabulary on no documents")
-        low, high = self._df_bounds(num_documents)
-        if low > high:
-            raise ValueError(
-                f"min_df={self.min_df!r} asks for at least {low} documents but max_df="
-                f"{self.max_df!r} allows at most {high} of the {num_documents} documents"
-            )
-        kept = [term for term, df in document_counts.items() if low <= df <= high]
-        kept.sort(key=lambda term: (-document_counts[term], term))
-        if self.max_terms is not None:
-            kept = kept[: self.max_terms]
-        if not kept:
-            raise ValueError(
-                f"no terms remain after pruning {len(document_counts)} terms of {num_documents} "
-                f"documents with min_df={self.min_df!r}, max_df={self.max_df!r}, "
-                f"max_terms={self.max_terms!r}"
-            )
-        return kept
 
     def _set_state(
         self,
@@ -246,14 +250,7 @@ class Vocabulary:
         self.collection_frequencies = np.asarray(collection_frequencies, dtype=np.int64)
         self.num_documents = int(num_documents)
         self.num_tokens = int(self.collection_frequencies.sum())
-        if corpus_tokens is not None:
-            corpus_tokens = check(corpus_tokens, "corpus_tokens", NON_NEGATIVE_INT)
-            if corpus_tokens < self.num_tokens:
-                raise ValueError(
-                    f"corpus_tokens ({corpus_tokens}) is less than the kept tokens "
-                    f"({self.num_tokens})"
-                )
-        self.corpus_tokens = corpus_tokens
+        self.corpus_tokens = _check_corpus_tokens(corpus_tokens, self.num_tokens)
         self._fitted = True
 
     # -- lookups --------------------------------------------------------------------------------
@@ -370,10 +367,7 @@ class Vocabulary:
     @classmethod
     def from_dict(cls, state: dict[str, Any]) -> Vocabulary:
         """Rebuild a fitted vocabulary from :meth:`to_dict` output."""
-        if not isinstance(state, dict) or state.get("format") != _FORMAT:
-            raise ValueError("not an es-scm vocabulary")
-        if state.get("version") != _VERSION:
-            raise ValueError(f"unsupported vocabulary version {state.get('version')!r}")
+        _check_format(state)
         vocabulary = cls(**state["config"])
         terms = state["terms"]
         frequencies = (state["document_frequencies"], state["collection_frequencies"])
@@ -437,3 +431,23 @@ def _check_df(name: str, value: int | float) -> int | float:
 
 def _check_max_terms(value: int | None) -> int | None:
     return check(value, "max_terms", _MAX_TERMS)
+
+
+def _check_corpus_tokens(corpus_tokens: int | None, kept_tokens: int) -> int | None:
+    """The corpus's tokens before pruning (None: not recorded), at least the kept tokens."""
+    if corpus_tokens is None:
+        return None
+    corpus_tokens = check(corpus_tokens, "corpus_tokens", NON_NEGATIVE_INT)
+    if corpus_tokens < kept_tokens:
+        raise ValueError(
+            f"corpus_tokens ({corpus_tokens}) is less than the kept tokens ({kept_tokens})"
+        )
+    return corpus_tokens
+
+
+def _check_format(state: Any) -> None:
+    """A ValueError unless ``state`` is a dict of :meth:`Vocabulary.to_dict`'s format."""
+    if not isinstance(state, dict) or state.get("format") != _FORMAT:
+        raise ValueError("not an es-scm vocabulary")
+    if state.get("version") != _VERSION:
+        raise ValueError(f"unsupported vocabulary version {state.get('version')!r}")

@@ -14,6 +14,7 @@ than k candidates, and keeps the k most similar (ties by the term's string). Dis
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -52,74 +53,124 @@ def levenshtein_matrix(
         Without rapidfuzz: ``pip install es-scm[levenshtein]``.
     """
     process = require("rapidfuzz.process", "Levenshtein similarities")
-    Levenshtein = require("rapidfuzz.distance", "Levenshtein similarities").Levenshtein
+    distance = require("rapidfuzz.distance", "Levenshtein similarities").Levenshtein.distance
     terms = check_terms(terms)
-    alpha, beta, max_distance = edit.alpha, edit.beta, edit.max_distance
     limit = options.budget(len(terms))
     order, rank = column_order(len(terms), document_frequencies)
-    n = len(terms)
-
-    # All pairs within max_distance, as (row, col, distance); rapidfuzz returns
-    # max_distance + 1 for anything farther.
-    rows_parts, cols_parts, dist_parts = [], [], []
-    if max_distance > 0 and limit > 0 and n > 1:
-        for start in range(0, n, batch_size):
-            block = process.cdist(
-                terms[start : start + batch_size],
-                terms,
-                scorer=Levenshtein.distance,
-                score_cutoff=max_distance,
-                dtype=np.int32,
-                workers=-1,
-            )
-            r, c = np.nonzero((block >= 1) & (block <= max_distance))
-            rows_parts.append(r + start)
-            cols_parts.append(c)
-            dist_parts.append(block[r, c])
-    if rows_parts:
-        qry = np.concatenate(rows_parts).astype(np.int64)
-        nbr = np.concatenate(cols_parts).astype(np.int64)
-        dist = np.concatenate(dist_parts).astype(np.int64)
-    else:
-        qry = nbr = dist = np.zeros(0, dtype=np.int64)
-    lengths = np.fromiter((len(t) for t in terms), dtype=np.int64, count=n)
-    longest = np.maximum(np.maximum(lengths[qry], lengths[nbr]), 1)
-    sims = alpha * np.power(1.0 - dist / longest, beta)  # float64, as gensim's Python floats
-    positive = sims > 0
-    qry, nbr, dist, sims = qry[positive], nbr[positive], dist[positive], sims[positive]
-    # per query: most similar first, ties by the neighbour's string
-    string_rank = np.empty(n, dtype=np.int64)
-    string_rank[sorted(range(n), key=terms.__getitem__)] = np.arange(n)
-    sort = np.lexsort((string_rank[nbr], -sims, qry))
-    qry, nbr, dist, sims = qry[sort], nbr[sort], dist[sort], sims[sort]
-    starts = np.searchsorted(qry, np.arange(n + 1))
-    values = sims.astype(dtype)
-
-    def candidates(t1: int, budget: int) -> tuple[np.ndarray, np.ndarray]:
-        lo, hi = starts[t1], starts[t1 + 1]
-        if lo == hi:
-            return nbr[lo:hi], values[lo:hi]
-        d = dist[lo:hi]
-        wanted = min(n, budget + 1)  # gensim gathers one extra candidate for the term itself
-        cutoff = max_distance
-        for level in range(1, max_distance + 1):
-            if np.count_nonzero(d <= level) >= wanted:
-                cutoff = level
-                break
-        keep = np.flatnonzero(d <= cutoff)[:budget]
-        row, vals = nbr[lo:hi][keep], values[lo:hi][keep]
-        sort = np.argsort(rank[row], kind="stable")
-        return row[sort], vals[sort]
-
-    matrix = greedy_matrix(n, order, limit, candidates, options.symmetric, options.dominant, dtype)
+    pairs = _EMPTY
+    if edit.max_distance > 0 and limit > 0 and len(terms) > 1:
+        pairs = _pairs_within(process, distance, terms, edit.max_distance, batch_size)
+    neighbours = _ranked_neighbours(terms, pairs, edit, rank, dtype)
+    matrix = greedy_matrix(
+        len(terms),
+        order,
+        limit,
+        neighbours.candidates,
+        options.symmetric,
+        options.dominant,
+        dtype,
+    )
     info = {
         "source": "levenshtein",
-        "alpha": alpha,
-        "beta": beta,
-        "max_distance": max_distance,
+        "alpha": edit.alpha,
+        "beta": edit.beta,
+        "max_distance": edit.max_distance,
         "nonzero_limit": options.nonzero_limit,
         "symmetric": options.symmetric,
         "dominant": options.dominant,
         "column_order": "id" if document_frequencies is None else "rarest",
     }
     return matrix, info
+
+
+#: No pairs: (term, neighbour, distance) columns of length 0.
+_EMPTY = (np.zeros(0, dtype=np.int64),) * 3
+
+
+def _pairs_within(
+    process: Any, distance: Any, terms: list[str], max_distance: int, batch_size: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every pair of distinct terms within ``max_distance`` edits, as int64 columns (term,
+    neighbour, distance); rapidfuzz returns ``max_distance + 1`` for anything farther."""
+    rows_parts = []
+    cols_parts = []
+    dist_parts = []
+    for start in range(0, len(terms), batch_size):
+        block = process.cdist(
+            terms[start : start + batch_size],
+            terms,
+            scorer=distance,
+            score_cutoff=max_distance,
+            dtype=np.int32,
+            workers=-1,
+        )
+        r, c = np.nonzero((block >= 1) & (block <= max_distance))
+        rows_parts.append(r + start)
+        cols_parts.append(c)
+        dist_parts.append(block[r, c])
+    if not rows_parts:
+        return _EMPTY
+    return tuple(
+        np.concatenate(parts).astype(np.int64) for parts in (rows_parts, cols_parts, dist_parts)
+    )
+
+
+@dataclass(frozen=True)
+class _Neighbours:
+    """Every term's neighbours with a positive similarity, most similar first (ties by the
+    neighbour's string): term t's are ``neighbours[starts[t]:starts[t + 1]]``."""
+
+    starts: np.ndarray
+    neighbours: np.ndarray
+    distances: np.ndarray
+    values: np.ndarray
+    rank: np.ndarray
+    max_distance: int
+
+    def candidates(self, t1: int, budget: int) -> tuple[np.ndarray, np.ndarray]:
+        """Column ``t1``'s candidates for a budget of ``budget``, as gensim 4.4 selects them:
+        distance 1, then 2, …, up to the first distance with more than the budget."""
+        span = slice(self.starts[t1], self.starts[t1 + 1])
+        if span.start == span.stop:
+            return self.neighbours[span], self.values[span]
+        d = self.distances[span]
+        wanted = min(len(self.rank), budget + 1)  # gensim gathers one more: the term itself
+        cutoff = self.max_distance
+        for level in range(1, self.max_distance + 1):
+            if np.count_nonzero(d <= level) >= wanted:
+                cutoff = level
+                break
+        keep = np.flatnonzero(d <= cutoff)[:budget]
+        row = self.neighbours[span][keep]
+        values = self.values[span][keep]
+        sort = np.argsort(self.rank[row], kind="stable")
+        return row[sort], values[sort]
+
+
+def _ranked_neighbours(
+    terms: list[str],
+    pairs: tuple[np.ndarray, np.ndarray, np.ndarray],
+    edit: LevenshteinOptions,
+    rank: np.ndarray,
+    dtype: np.dtype,
+) -> _Neighbours:
+    """The pairs' similarities α(1 − d / max(|t_i|, |t_j|))^β (float64, as gensim's Python
+    floats), the positive ones ranked per term."""
+    n = len(terms)
+    qry, nbr, dist = pairs
+    lengths = np.fromiter((len(t) for t in terms), dtype=np.int64, count=n)
+    longest = np.maximum(np.maximum(lengths[qry], lengths[nbr]), 1)
+    sims = edit.alpha * np.power(1.0 - dist / longest, edit.beta)
+    string_rank = np.empty(n, dtype=np.int64)
+    string_rank[sorted(range(n), key=terms.__getitem__)] = np.arange(n)
+    positive = np.flatnonzero(sims > 0)
+    # per term: most similar first, ties by the neighbour's string
+    sort = positive[np.lexsort((string_rank[nbr[positive]], -sims[positive], qry[positive]))]
+    return _Neighbours(
+        starts=np.searchsorted(qry[sort], np.arange(n + 1)),
+        neighbours=nbr[sort],
+        distances=dist[sort],
+        values=sims[sort].astype(dtype),
+        rank=rank,
+        max_distance=edit.max_distance,
+    )

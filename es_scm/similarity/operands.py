@@ -104,12 +104,15 @@ def coerce(X: VectorOrCorpus, n_terms: int, name: str) -> Operand:
         and all(isinstance(item, numbers.Real) for item in X)
     ):  # a plain list of numbers is a dense vector
         rows = sparse.csr_array(np.asarray(X, dtype=np.float64).reshape(1, -1))
-        is_corpus, kind = False, "dense"
+        is_corpus = False
+        kind = "dense"
     elif isinstance(X, list | tuple):
         if all(_is_bow_pair(item) for item in X):  # includes the empty bag of words
-            rows, is_corpus = _bow_to_rows([X], n_terms, name), False
+            rows = _bow_to_rows([X], n_terms, name)
+            is_corpus = False
         elif all(isinstance(item, list | tuple) for item in X):
-            rows, is_corpus = _bow_to_rows(X, n_terms, name), True
+            rows = _bow_to_rows(X, n_terms, name)
+            is_corpus = True
         else:
             raise TypeError(
                 f"{name}: a list must be a bag of words [(term_id, weight), ...], a list of them,"
@@ -119,9 +122,11 @@ def coerce(X: VectorOrCorpus, n_terms: int, name: str) -> Operand:
     else:
         dense = np.asarray(X, dtype=np.float64)
         if dense.ndim == 1:
-            rows, is_corpus = sparse.csr_array(dense.reshape(1, -1)), False
+            rows = sparse.csr_array(dense.reshape(1, -1))
+            is_corpus = False
         elif dense.ndim == 2:
-            rows, is_corpus = sparse.csr_array(dense), True
+            rows = sparse.csr_array(dense)
+            is_corpus = True
         else:
             raise ValueError(f"{name}: expected a 1-D vector or a 2-D corpus, got {dense.ndim}-D")
         kind = "dense"

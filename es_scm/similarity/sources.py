@@ -81,7 +81,8 @@ def embedding_matrix(
     applied by the caller).
     """
     terms = check_terms(terms)
-    threshold, exponent = options.threshold, options.exponent
+    threshold = options.threshold
+    exponent = options.exponent
     limit = options.budget(len(terms))
     if threshold < 0 and not float(exponent).is_integer():
         raise ValueError(

@@ -176,7 +176,8 @@ def orthonormal_basis(
             offset, column = np.nonzero(factor_band)
             keep = column + offset < n
             offset, column = offset[keep], column[keep]
-            row, values = column + offset, factor_band[offset, column]
+            row = column + offset
+            values = factor_band[offset, column]
     except np.linalg.LinAlgError as error:
         raise ValueError(
             "S is not positive definite (the Cholesky factorization of Theorem 3.2 failed:"

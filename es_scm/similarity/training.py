@@ -163,7 +163,8 @@ class EmbeddingTraining(TrainingOptions):
         See :data:`es_scm.defaults.TRAINING_SCALE` for the rules and the measurements behind
         them; a parameter given explicitly is kept as it is.
         """
-        scale, reasons = TRAINING_SCALE, {}
+        scale = TRAINING_SCALE
+        reasons = {}
         method = self.method
         if method == "auto":
             small = tokens < scale.fasttext_max_tokens
@@ -322,7 +323,9 @@ class _Counted:
     """A sentence file re-read on every epoch, reporting progress every few sentences."""
 
     def __init__(self, path: Path, total: int, progress: Progress | None) -> None:
-        self.path, self.total, self.progress = path, total, progress
+        self.path = path
+        self.total = total
+        self.progress = progress
         self.done = 0
 
     def __iter__(self) -> Iterator[list[str]]:

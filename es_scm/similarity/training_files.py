@@ -233,7 +233,9 @@ def cache_key(digest: str, record: dict[str, Any], gensim_version: str) -> str:
 
 def file_statistics(path: Path) -> tuple[str, tuple[int, int]]:
     """The file's sha256, and its (tokens, distinct tokens)."""
-    digest, tokens, words = hashlib.sha256(), 0, set()
+    digest = hashlib.sha256()
+    tokens = 0
+    words = set()
     with open(path, "rb") as stream:
         for line in stream:
             digest.update(line)

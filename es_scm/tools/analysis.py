@@ -204,9 +204,13 @@ class AnalysisPlugin:
             project = Path(temporary) / "project"
             shutil.copytree(SOURCES, project, ignore=shutil.ignore_patterns("target"))
             command = [
-                mvn, "-q", "-B", "package", f"-Delasticsearch.version={self.version}",
+                mvn,
+                "-q",
+                "-B",
+                "package",
+                f"-Delasticsearch.version={self.version}",
                 f"-Dlucene.version={lucene}",
-            ]  # fmt: skip
+            ]
             env = os.environ | {"JAVA_HOME": str(java_home)}
             try:
                 result = subprocess.run(
@@ -241,9 +245,11 @@ class AnalysisPlugin:
         """
         shutil.rmtree(self.plugin_dir, ignore_errors=True)
         command = [
-            str(self.install_dir / "bin" / "elasticsearch-plugin"), "install", "--batch",
+            str(self.install_dir / "bin" / "elasticsearch-plugin"),
+            "install",
+            "--batch",
             self.zip_path.resolve().as_uri(),
-        ]  # fmt: skip
+        ]
         env = {
             "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
             "ES_JAVA_HOME": str(java_home),

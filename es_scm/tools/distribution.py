@@ -58,9 +58,13 @@ class Distribution:
         artifact = MAVEN_ARTIFACT.format(version=self.version)
         log(f"fetching {artifact} with Maven (about 130 MB, once)")
         command = [
-            mvn, "-q", "-B", f"{MAVEN_DEPENDENCY_PLUGIN}:copy", f"-Dartifact={artifact}",
+            mvn,
+            "-q",
+            "-B",
+            f"{MAVEN_DEPENDENCY_PLUGIN}:copy",
+            f"-Dartifact={artifact}",
             f"-DoutputDirectory={self.zip_path.parent}",
-        ]  # fmt: skip
+        ]
         result = subprocess.run(command, capture_output=True, text=True, check=False)
         if result.returncode != 0 or not self.zip_path.is_file():
             tail = (result.stdout + result.stderr).strip().splitlines()[-5:]

@@ -131,7 +131,8 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
 def cluster_from_args(args: argparse.Namespace) -> LocalCluster:
     """The cluster that the options name; ``stop``/``status`` fill gaps from the last start."""
     probe = LocalElasticsearch(version=args.es_version, home=args.home, port=args.port)
-    nodes, secure = args.nodes, args.secure
+    nodes = args.nodes
+    secure = args.secure
     if args.action in ("stop", "status"):
         saved = saved_layout(probe.home, probe.port) or {}
         nodes = nodes or saved.get("nodes")
@@ -159,8 +160,8 @@ def run(args: argparse.Namespace) -> int:
         if len(cluster.nodes) == 1:
             log(f"Elasticsearch is up ({seconds:.0f}s); data in {cluster.nodes[0].data_dir}")
         else:
-            log(f"a {len(cluster.nodes)}-node cluster is up ({seconds:.0f}s); data in "
-                f"{cluster.nodes[0].data_dir.parent}")  # fmt: skip
+            data = cluster.nodes[0].data_dir.parent
+            log(f"a {len(cluster.nodes)}-node cluster is up ({seconds:.0f}s); data in {data}")
         if cluster.secure:
             _describe_security(cluster, args.print_credentials)
     elif args.action == "stop":

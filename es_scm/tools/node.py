@@ -9,9 +9,7 @@ where files go, which Java runs it, and the command line.
 from __future__ import annotations
 
 import os
-import pwd
 import re
-import signal
 import subprocess
 import time
 from collections.abc import Callable, Mapping
@@ -20,18 +18,21 @@ from pathlib import Path
 
 from es_scm.tools.distribution import Distribution
 from es_scm.tools.java import JavaNotFoundError, JavaRuntime, find_java
+from es_scm.tools.launch import (
+    log_tail,
+    node_environment,
+    prepare_folders,
+    recorded_pid,
+    spawn_node,
+    wait_for_group,
+)
 from es_scm.tools.probe import NodeProbe
 from es_scm.tools.security import ADMIN_USER, SecurityFiles, security_settings
 from es_scm.tools.system import (
     LocalElasticsearchError,
-    chown_tree,
     disk_warnings,
-    ensure_traversable,
-    group_alive,
     log,
-    pid_alive,
     port_open,
-    reap,
     service_user,
     signal_group,
 )
@@ -132,6 +133,16 @@ def port_from_env(variable: str | None = None, offset: int = 0) -> int:
     return int(os.environ.get("ES_SCM_PORT", DEFAULT_PORT)) + offset
 
 
+def _check_node_options(version: str, port: int, heap: str) -> None:
+    """A ValueError naming the first of a node's version, port and heap that is malformed."""
+    if not re.fullmatch(r"\d+\.\d+\.\d+", version):
+        raise ValueError(f"version must look like 9.5.4, got {version!r}")
+    if not 1024 <= port <= 65435:
+        raise ValueError(f"port must be in 1024..65435, got {port}")
+    if not re.fullmatch(r"\d+[mMgG]", heap):
+        raise ValueError(f"heap must look like 512m or 1g, got {heap!r}")
+
+
 @dataclass(frozen=True)
 class ClusterSpec:
     """The loopback cluster a node belongs to: its name and every member's HTTP port."""
@@ -193,12 +204,7 @@ class LocalElasticsearch:
         self.secure = secure
         self.cluster = cluster
         self.extra_settings = dict(settings or {})
-        if not re.fullmatch(r"\d+\.\d+\.\d+", self.version):
-            raise ValueError(f"version must look like 9.5.4, got {self.version!r}")
-        if not 1024 <= self.port <= 65435:
-            raise ValueError(f"port must be in 1024..65435, got {self.port}")
-        if not re.fullmatch(r"\d+[mMgG]", self.heap):
-            raise ValueError(f"heap must look like 512m or 1g, got {self.heap!r}")
+        _check_node_options(self.version, self.port, self.heap)
         self.distribution = Distribution(self.home, self.version)
         self.security = SecurityFiles(self.home, self.install_dir)
 
@@ -261,11 +267,7 @@ class LocalElasticsearch:
     # -- state
     def running_pid(self) -> int | None:
         """The pid recorded by this home for this port, if that process is alive."""
-        try:
-            pid = int(self.pid_file.read_text().strip())
-        except (OSError, ValueError):
-            return None
-        return pid if pid_alive(pid) else None
+        return recorded_pid(self.pid_file)
 
     @property
     def probe(self) -> NodeProbe:
@@ -331,21 +333,13 @@ class LocalElasticsearch:
         if self.secure:
             self.security.ensure(java.home)
         user = service_user() if os.geteuid() == 0 else None
-        self._prepare_dirs(user)
+        prepare_folders(self.home, self.install_dir, self.data_dir, self.logs_dir, user)
         for warning in disk_warnings(self.data_dir):
             log(f"warning: {warning}")
-        process = self._popen(java, user)
+        env = node_environment(java.home, self.heap, self.home)
+        process = spawn_node(self.install_dir, self.settings(), env, self.console_log, user)
         self.pid_file.write_text(f"{process.pid}\n")
         return process
-
-    def _prepare_dirs(self, user: pwd.struct_passwd | None) -> None:
-        for folder in (self.data_dir, self.logs_dir, self.home / "run", self.home / "tmp"):
-            folder.mkdir(parents=True, exist_ok=True)
-        if user is None:
-            return
-        ensure_traversable(self.home, user)
-        for path in (self.install_dir, self.data_dir, self.logs_dir, self.home / "tmp"):
-            chown_tree(path, user.pw_uid, user.pw_gid)
 
     def settings(self) -> dict[str, str]:
         """The ``-E`` settings of the node. Disk watermarks keep Elasticsearch's defaults."""
@@ -367,32 +361,6 @@ class LocalElasticsearch:
     def first_boot(self) -> bool:
         """Whether the node has never written its data folder."""
         return not (self.data_dir / "_state").exists()
-
-    def _popen(self, java: JavaRuntime, user: pwd.struct_passwd | None) -> subprocess.Popen:
-        command = [str(self.install_dir / "bin" / "elasticsearch")]
-        for key, value in self.settings().items():
-            command += ["-E", f"{key}={value}"]
-        env = {
-            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-            "ES_JAVA_HOME": str(java.home),
-            "ES_JAVA_OPTS": f"-Xms{self.heap} -Xmx{self.heap}",  # after jvm.options: it wins
-            "ES_TMPDIR": str(self.home / "tmp"),
-            "HOME": str(self.home),
-            "LANG": "C.UTF-8",
-        }
-        with self.console_log.open("ab") as console:
-            return subprocess.Popen(
-                command,
-                cwd=self.install_dir,
-                env=env,
-                stdin=subprocess.DEVNULL,
-                stdout=console,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-                user=user.pw_uid if user else None,
-                group=user.pw_gid if user else None,
-                extra_groups=[] if user else None,
-            )
 
     def wait_until_healthy(
         self,
@@ -436,12 +404,7 @@ class LocalElasticsearch:
 
     def wait_stopped(self, pid: int, timeout: float = 60.0) -> None:
         """Wait for the group of ``pid`` to exit (SIGKILL after ``timeout``); drop the pid file."""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline and group_alive(pid):
-            reap(pid)
-            time.sleep(0.5)
-        if group_alive(pid):
-            signal_group(pid, signal.SIGKILL)
+        wait_for_group(pid, timeout)
         self.pid_file.unlink(missing_ok=True)
 
     def stop(self, timeout: float = 60.0) -> bool:
@@ -474,9 +437,4 @@ class LocalElasticsearch:
 
     def log_tail(self, lines: int = 40) -> str:
         """Return the last lines of the console log and the server log."""
-        chunks = []
-        for log_file in (self.console_log, self.logs_dir / f"{self.cluster_name}.log"):
-            if log_file.is_file():
-                text = log_file.read_text(errors="replace").splitlines()[-lines:]
-                chunks.append(f"--- {log_file}\n" + "\n".join(text))
-        return "\n".join(chunks) or "(no log written)"
+        return log_tail((self.console_log, self.logs_dir / f"{self.cluster_name}.log"), lines)

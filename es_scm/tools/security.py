@@ -142,10 +142,22 @@ class SecurityFiles:
         if not (self.node_cert.is_file() and self.node_key.is_file()):
             self._certutil(
                 "node",
-                ["cert", "--pem", "--ca-cert", str(self.ca_cert), "--ca-key", str(self.ca_key),
-                 "--name", "node", "--ip", "127.0.0.1", "--dns", "localhost"],
+                [
+                    "cert",
+                    "--pem",
+                    "--ca-cert",
+                    str(self.ca_cert),
+                    "--ca-key",
+                    str(self.ca_key),
+                    "--name",
+                    "node",
+                    "--ip",
+                    "127.0.0.1",
+                    "--dns",
+                    "localhost",
+                ],
                 java_home,
-            )  # fmt: skip
+            )
         for user in USERS:
             if self.password(user) is None:
                 suffix = URL_RESERVED if user == NOBODY_USER else ""

@@ -178,7 +178,8 @@ def disk_warnings(folder: Path, total: int | None = None, free: int | None = Non
     """
     if total is None or free is None:
         usage = shutil.disk_usage(folder)
-        total, free = usage.total, usage.free
+        total = usage.total
+        free = usage.free
     for mark in DEFAULT_WATERMARKS:
         needed = mark.free_needed(total)
         if free < needed:
