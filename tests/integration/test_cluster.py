@@ -1,9 +1,11 @@
 """es-scm on a real 3-node cluster (the local runner's ``LocalCluster``) while nodes go away.
 
-One cluster is started for the module (ports ``$ES_SCM_CLUSTER_TEST_PORT``.. +2, default
-``$ES_SCM_PORT`` + 61..63) and stopped after. The corpus is Cranfield (1,400 abstracts) with S =
-identity: these tests are about Elasticsearch's side. Order matters where it says so: the last two
-tests leave a node stopped.
+One cluster of this home serves the module (ports ``$ES_SCM_CLUSTER_TEST_PORT``.. +2, default
+``$ES_SCM_PORT`` + 61..63) and is stopped after. The tests of starts come first and start it
+themselves; the others take it running (``running``: started as for the first time when no node
+runs, else its stopped nodes started again), so that no start is made only to be undone. The
+corpus is Cranfield (1,400 abstracts) with S = identity: these tests are about Elasticsearch's
+side. Order matters where it says so: the last two tests leave a node stopped.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ K = 10
 N_QUERIES = 20
 
 
-FRESH_STARTS = 3  # in test_fresh_starts_form_the_cluster_every_time, after the fixture's
+FRESH_STARTS = 3  # in test_fresh_starts_form_the_cluster_every_time
 
 
 def start_fresh(cluster: LocalCluster) -> None:
@@ -45,13 +47,30 @@ def start_fresh(cluster: LocalCluster) -> None:
     cluster.start()
 
 
+def ensure_running(cluster: LocalCluster) -> LocalCluster:
+    """``cluster`` with its three nodes running: started fresh if none runs, else its stopped
+    nodes started again."""
+    stopped = [i for i, node in enumerate(cluster.nodes) if node.running_pid() is None]
+    if len(stopped) == len(cluster.nodes):
+        start_fresh(cluster)
+    else:
+        for i in stopped:
+            cluster.start_node(i)
+    return cluster
+
+
 @pytest.fixture(scope="module")
 def cluster(es_url) -> Iterator[LocalCluster]:
-    """Three fresh nodes of this home, stopped after the module."""
+    """Three nodes of this home, as the tests leave them; stopped after the module."""
     cluster = LocalCluster(nodes=3, port=PORT, heap="512m")
-    start_fresh(cluster)
     yield cluster
     cluster.stop()
+
+
+@pytest.fixture
+def running(cluster) -> LocalCluster:
+    """The module's cluster, its three nodes running."""
+    return ensure_running(cluster)
 
 
 @pytest.fixture(scope="module")
@@ -79,6 +98,7 @@ def model(cranfield) -> SoftCosineModel:
 @pytest.fixture(scope="module")
 def unreplicated(cluster, client, model, documents, queries):
     """3 shards without replicas on the whole cluster, and its exact results while complete."""
+    ensure_running(cluster)
     index = SCMIndex(client, UNREPLICATED, model)
     index.delete()
     index.create(shards=3, replicas=0)
@@ -106,6 +126,35 @@ def all_present(client, index: str, documents: list[dict]) -> bool:
     return all(doc["found"] for doc in found)
 
 
+def test_nodes_that_exit_while_the_cluster_forms_stop_the_start_at_once(cluster):
+    """Nodes 1 and 2 cannot bind their transport ports: node 0 alone can never be elected, and
+    the start says which node exited instead of waiting for its whole timeout. Leaves the cluster
+    stopped (the next test starts it fresh)."""
+    cluster.stop()
+    cluster.delete_data()
+    with contextlib.ExitStack() as stack:
+        for port in (PORT + 101, PORT + 102):
+            taken = stack.enter_context(socket.socket())
+            taken.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # the nodes' TIME_WAIT
+            taken.bind(("127.0.0.1", port))
+            taken.listen()
+        with pytest.raises(LocalElasticsearchError) as stopped:
+            cluster.start()
+    message = str(stopped.value)
+    assert re.match(f"Elasticsearch on port ({PORT + 1}|{PORT + 2}) exited with code", message)
+    assert "while starting; log tail" in message
+    assert not any(node.running_pid() for node in cluster.nodes)  # the others were stopped
+
+
+def test_fresh_starts_form_the_cluster_every_time(cluster):
+    for _ in range(FRESH_STARTS):
+        start_fresh(cluster)
+        assert cluster.status()["nodes"] == "3 of 3 joined"
+        assert all(node.running_pid() for node in cluster.nodes)
+        assert cluster.nodes[0].distribution.keystore.is_file()
+
+
+@pytest.mark.usefixtures("running")
 def test_the_cluster_forms_and_its_nodes_are_this_homes(cluster, tmp_path: Path):
     status = cluster.status()
     assert status["running"]
@@ -129,34 +178,7 @@ def test_the_cluster_forms_and_its_nodes_are_this_homes(cluster, tmp_path: Path)
     assert stranger.status()["data"] == str(cluster.nodes[1].data_dir)
 
 
-def test_fresh_starts_form_the_cluster_every_time(cluster):
-    for _ in range(FRESH_STARTS):
-        start_fresh(cluster)
-        assert cluster.status()["nodes"] == "3 of 3 joined"
-        assert all(node.running_pid() for node in cluster.nodes)
-        assert cluster.nodes[0].distribution.keystore.is_file()
-
-
-def test_nodes_that_exit_while_the_cluster_forms_stop_the_start_at_once(cluster):
-    """Nodes 1 and 2 cannot bind their transport ports: node 0 alone can never be elected, and
-    the start says which node exited instead of waiting for its whole timeout."""
-    cluster.stop()
-    cluster.delete_data()
-    with contextlib.ExitStack() as stack:
-        for port in (PORT + 101, PORT + 102):
-            taken = stack.enter_context(socket.socket())
-            taken.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # the nodes' TIME_WAIT
-            taken.bind(("127.0.0.1", port))
-            taken.listen()
-        with pytest.raises(LocalElasticsearchError) as stopped:
-            cluster.start()
-    message = str(stopped.value)
-    assert re.match(f"Elasticsearch on port ({PORT + 1}|{PORT + 2}) exited with code", message)
-    assert "while starting; log tail" in message
-    assert not any(node.running_pid() for node in cluster.nodes)  # the others were stopped
-    start_fresh(cluster)
-
-
+@pytest.mark.usefixtures("running")
 def test_ingestion_survives_the_master_stopping_midway(cluster, client, model, documents):
     index = SCMIndex(client, REPLICATED, model)
     index.delete()
@@ -201,6 +223,7 @@ def test_ingestion_survives_the_master_stopping_midway(cluster, client, model, d
         assert report.index_count == len(documents), (report.summary(), report.warnings)
 
 
+@pytest.mark.usefixtures("running")
 def test_exact_results_equal_those_of_a_single_node(
     client, es_client, index_name, model, documents, queries
 ):
@@ -215,6 +238,7 @@ def test_exact_results_equal_those_of_a_single_node(
         assert [h.score for h in found] == pytest.approx([h.score for h in expected], rel=1e-12)
 
 
+@pytest.mark.usefixtures("running")
 def test_a_red_index_is_named_while_the_cluster_answers(cluster, client, model, documents, caplog):
     """A primary without a replica is lost in the middle of an ingestion: the run says that the
     index is red, while it waits and when it stops, not that Elasticsearch cannot be reached."""
