@@ -1,8 +1,8 @@
 """Nothing is lost when Elasticsearch goes away in the middle of an ingestion.
 
-A dedicated node (the local runner on its own port and data folder) is stopped while documents
-are streaming in; the failed documents are counted with their reasons; after a restart, a rerun
-leaves every document present exactly once.
+The side node (conftest.py: the local runner on its own port and data folder) is stopped while
+documents are streaming in; the failed documents are counted with their reasons; after a
+restart, a rerun leaves every document present exactly once.
 """
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ from es_scm.elastic import SCMIndex
 from es_scm.elastic.connection import client_from_env
 from es_scm.elastic.ingest import IngestError
 from es_scm.tools.es_local import LocalElasticsearch
-from es_scm.tools.node import port_from_env
 
 N_DOCUMENTS = 3000
 STOP_AFTER = 1200
@@ -55,13 +54,10 @@ def fresh_index(node: LocalElasticsearch, name: str) -> SCMIndex:
 
 
 @pytest.fixture(scope="module")
-def dedicated_node(es_url):
-    """A second local node that this test may stop and restart."""
-    port = port_from_env("ES_SCM_FAILURE_TEST_PORT", offset=50)
-    node = LocalElasticsearch(port=port, heap="512m")
-    node.start()
-    yield node
-    node.stop()
+def dedicated_node(side_node):
+    """The side node (conftest.py), running: these tests stop and restart it."""
+    side_node.start()
+    return side_node
 
 
 def test_stop_in_the_middle_then_rerun(dedicated_node):
@@ -134,7 +130,7 @@ def test_the_retry_budget_is_the_time_really_spent_retrying(dedicated_node):
     """Two batches in flight wait for the lost node at the same time: the run still retries for
     the whole budget, and says how long it did (issue 22, item 12). Leaves the node stopped."""
     index = fresh_index(dedicated_node, "es-scm-test-budget")
-    budget = 20
+    budget = 8  # seconds; two senders draining one budget would stop after about half
     stopping: list[float] = []
 
     def interrupted() -> Iterator[dict]:

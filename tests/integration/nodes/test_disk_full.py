@@ -1,7 +1,7 @@
 """A full disk stops an ingestion with a clear error, and a rerun completes the index.
 
-The runner keeps Elasticsearch's disk watermarks on. Here a dedicated node (port
-``$ES_SCM_DISK_TEST_PORT``, default ``$ES_SCM_PORT`` + 67) is told that it needs more free
+The runner keeps Elasticsearch's disk watermarks on. Here the side node (conftest.py; port
+``$ES_SCM_FAILURE_TEST_PORT``, default ``$ES_SCM_PORT`` + 50) is told that it needs more free
 space than any disk has (absolute watermarks of 100 TB; disk usage read every 10 s, the shortest
 interval allowed), so it goes past the flood stage and makes its indices read-only; then the
 watermarks are reset and Elasticsearch lifts the block.
@@ -18,10 +18,7 @@ from es_scm import SoftCosineModel
 from es_scm.elastic import SCMIndex
 from es_scm.elastic.connection import client_from_env
 from es_scm.elastic.ingest import IngestError
-from es_scm.tools.es_local import LocalCluster
-from es_scm.tools.node import port_from_env
 
-PORT = port_from_env("ES_SCM_DISK_TEST_PORT", offset=67)
 INDEX = "es-scm-test-disk-full"
 N_DOCUMENTS = 2000
 BEFORE = 500  # documents indexed before the disk "fills"
@@ -42,19 +39,13 @@ def disk_settings(value: str | None) -> dict:
 
 
 @pytest.fixture(scope="module")
-def client(es_url):
-    """A client of a fresh dedicated node, whose disk settings are reset and which is stopped."""
-    # Disk usage read every 10 s (the shortest allowed) from the start: a change of the interval
-    # only takes effect after the next reading of the default 30 s one.
-    cluster = LocalCluster(1, PORT, heap="512m", settings={"cluster.info.update.interval": "10s"})
-    cluster.stop()
-    cluster.delete_data()
-    (url,) = cluster.start()
-    client = client_from_env(url, request_timeout=30)
+def client(side_node):
+    """A client of the side node (conftest.py), whose disk settings are reset after."""
+    side_node.start()
+    client = client_from_env(side_node.url, request_timeout=30)
     yield client
     client.cluster.put_settings(persistent=disk_settings(None))
     client.close()
-    cluster.stop()
 
 
 def read_only(client) -> bool:

@@ -81,6 +81,18 @@ def client(cluster):
 
 
 @pytest.fixture(scope="module")
+def single_node_client(side_node):
+    """A client of a single node: the side node (conftest.py), which the other tests of this
+    folder use, rather than the main node, which the rest of the suite uses at the same time
+    (scripts/run-tests)."""
+    side_node.start()
+    client = client_from_env(side_node.url)
+    yield client
+    client.options(ignore_status=404).indices.delete(index="es-scm-test-cluster-single")
+    client.close()
+
+
+@pytest.fixture(scope="module")
 def documents(cranfield) -> list[dict]:
     return [{"id": doc_id, "text": text} for doc_id, text in cranfield.documents.items()]
 
@@ -225,10 +237,11 @@ def test_ingestion_survives_the_master_stopping_midway(cluster, client, model, d
 
 @pytest.mark.usefixtures("running")
 def test_exact_results_equal_those_of_a_single_node(
-    client, es_client, index_name, model, documents, queries
+    client, single_node_client, model, documents, queries
 ):
     on_cluster = SCMIndex(client, REPLICATED, model)
-    single = SCMIndex(es_client, index_name, model)
+    single = SCMIndex(single_node_client, "es-scm-test-cluster-single", model)
+    single.delete()
     assert single.index_documents(documents).ok
     for query in queries:
         expected, found = single.search(query, k=K), on_cluster.search(query, k=K)
