@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.es-scm-installed
 
-.PHONY: help venv test lint demo es-start es-stop es-status clean-es
+.PHONY: help venv test unit lint demo es-start es-stop es-status clean-es
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
@@ -20,6 +20,9 @@ venv: $(STAMP)  ## create .venv and install es-scm with its test extras
 test: $(STAMP)  ## install everything, start Elasticsearch, run the whole suite, stop it
 	$(PY) -m es_scm.tools.es_local install
 	scripts/run-tests
+
+unit: $(STAMP)  ## the unit tests only: no Elasticsearch, no Java, seconds
+	$(PY) -m pytest tests/unit
 
 lint: $(STAMP)  ## ruff check and format check
 	$(VENV)/bin/ruff check es_scm tests scripts

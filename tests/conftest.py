@@ -1,101 +1,39 @@
-"""Shared fixtures: a real Elasticsearch from ES_URL, else Docker (pytest-docker), else the runner.
+"""What both tiers share: the data folder, the collections, embeddings and models they read.
 
-Integration tests carry ``@pytest.mark.integration``. Outside CI, they are skipped with the reason
-when no Elasticsearch can be had; with ``CI=true`` that is a failure, and so is any integration
-test that ends up skipped.
+The suite has two tiers. ``tests/unit`` needs no server (and no Java): ``pytest tests/unit``
+runs in seconds. ``tests/integration`` needs a real Elasticsearch (its ``conftest.py`` finds
+one and marks every test there ``integration``). With ``CI=true`` a skipped integration test
+fails the run (see below).
+
+Data and models are built once per session, or per module where a module names its own texts
+(``TEXTS``); a test that changes one of them builds its own.
 """
 
 from __future__ import annotations
 
+import itertools
+import json
 import os
-import shutil
-import subprocess
-import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import pytest
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
+from tests.support import (
+    IN_CI,
+    NEWS,
+    NEWS_VECTORS,
+    REPO_ROOT,
+    SYNONYM_BEIR_DOCS,
+    SYNONYM_DOCS,
+    SYNONYM_RELEVANT,
+    SYNONYM_TOPICS,
+    SYNONYM_VECTORS,
+)
+
 SHARED_DATA = Path(os.environ.get("ES_SCM_SHARED_DATA", REPO_ROOT.parent / "shared" / "data"))
-IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 
 _skipped_integration_tests: list[str] = []
-
-
-def _docker_engine_answers() -> bool:
-    if os.environ.get("ES_SCM_NO_DOCKER") or shutil.which("docker") is None:
-        return False
-    try:
-        result = subprocess.run(["docker", "info"], capture_output=True, timeout=15, check=False)
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-    return result.returncode == 0
-
-
-@pytest.fixture(scope="session")
-def docker_compose_file() -> str:
-    """pytest-docker: the project's compose file."""
-    return str(REPO_ROOT / "docker" / "docker-compose.yml")
-
-
-def _url_from_docker(request: pytest.FixtureRequest) -> str:
-    from es_scm.tools.es_local import LocalElasticsearch
-
-    services = request.getfixturevalue("docker_services")
-    port = services.port_for("elasticsearch", 9200)
-    probe = LocalElasticsearch(port=port)
-    services.wait_until_responsive(check=probe.is_healthy, timeout=180.0, pause=2.0)
-    return probe.url
-
-
-def _url_from_local_runner(request: pytest.FixtureRequest) -> str:
-    from es_scm.tools.es_local import LocalElasticsearch
-
-    runner = LocalElasticsearch()
-    if not runner.is_healthy():
-        runner.start()
-        request.addfinalizer(runner.stop)
-    return runner.url
-
-
-@pytest.fixture(scope="session")
-def es_url(request: pytest.FixtureRequest) -> str:
-    """The URL of a healthy Elasticsearch for this test session."""
-    try:
-        if os.environ.get("ES_URL"):
-            return os.environ["ES_URL"]
-        if _docker_engine_answers():
-            return _url_from_docker(request)
-        return _url_from_local_runner(request)
-    except Exception as error:
-        reason = f"no Elasticsearch for the integration tests: {error}"
-        if IN_CI:
-            pytest.fail(reason, pytrace=False)
-        pytest.skip(reason)
-
-
-@pytest.fixture(scope="session")
-def es_client(es_url: str):
-    """An official Elasticsearch client connected to the session's cluster."""
-    from es_scm.elastic.connection import client_from_env
-
-    client = client_from_env(es_url)
-    health = client.cluster.health(wait_for_status="yellow", timeout="60s")
-    assert health["status"] in ("green", "yellow"), health
-    yield client
-    client.close()
-
-
-@pytest.fixture
-def index_name(es_client) -> Iterator[str]:
-    """A fresh index name, deleted (with any alias pointing at it) after the test."""
-    name = f"es-scm-test-{uuid.uuid4().hex[:12]}"
-    yield name
-    # Deleting by wildcard is refused (action.destructive_requires_name), so resolve names first.
-    created = es_client.indices.get(index=f"{name}*", allow_no_indices=True, expand_wildcards="all")
-    if created:
-        es_client.options(ignore_status=404).indices.delete(index=",".join(created))
 
 
 @pytest.fixture(scope="session")
@@ -104,6 +42,169 @@ def shared_data() -> Path:
     if not SHARED_DATA.is_dir():
         pytest.skip(f"shared data folder not found at {SHARED_DATA} (set ES_SCM_SHARED_DATA)")
     return SHARED_DATA
+
+
+@pytest.fixture(scope="session")
+def glove():
+    """GloVe 6B 50d (the ``glove`` extra)."""
+    from es_scm.similarity import WordEmbeddings
+
+    return WordEmbeddings.glove_6b_50d()
+
+
+@pytest.fixture(scope="session")
+def cranfield(shared_data):
+    """The Cranfield collection (1,400 abstracts, 225 queries) from ``../shared/data``."""
+    from es_scm.evaluation.collections import read_cranfield
+
+    return read_cranfield(shared_data / "ir-collections" / "cranfield")
+
+
+@pytest.fixture(scope="session")
+def cranfield_model(cranfield, glove):
+    """S from GloVe over Cranfield's vocabulary, 100 neighbours a term."""
+    from es_scm import SoftCosineModel
+
+    return SoftCosineModel.build(cranfield.documents.values(), glove, nonzero_limit=100)
+
+
+@pytest.fixture(scope="session")
+def cranfield_default_model(cranfield, glove):
+    """S from GloVe over Cranfield's vocabulary, with the default options."""
+    from es_scm import SoftCosineModel
+
+    return SoftCosineModel.build(cranfield.documents.values(), glove)
+
+
+@pytest.fixture(scope="session")
+def cranfield_sample(cranfield) -> list[dict]:
+    """Cranfield's first 400 documents, each with a ``group`` (g0, g1 or g2) in its metadata."""
+    items = itertools.islice(cranfield.documents.items(), 400)
+    return [{"id": i, "text": text, "group": f"g{int(i) % 3}"} for i, text in items]
+
+
+@pytest.fixture(scope="session")
+def cranfield_sample_model(cranfield_sample, glove):
+    """S from GloVe over ``cranfield_sample``'s vocabulary, 100 neighbours a term."""
+    from es_scm import SoftCosineModel
+
+    return SoftCosineModel.build([d["text"] for d in cranfield_sample], glove, nonzero_limit=100)
+
+
+@pytest.fixture(scope="module")
+def model(request: pytest.FixtureRequest):
+    """A model with S = identity over the test module's ``TEXTS`` (texts, or ids to texts)."""
+    from es_scm import SoftCosineModel
+
+    texts = request.module.TEXTS
+    return SoftCosineModel.build(texts.values() if isinstance(texts, Mapping) else texts)
+
+
+@pytest.fixture(scope="module")
+def model_dir(model, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``model``, saved (for the command line)."""
+    return model.save(tmp_path_factory.mktemp("model") / "model")
+
+
+@pytest.fixture(scope="session")
+def news_corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``NEWS`` as a JSON-lines corpus file."""
+    path = tmp_path_factory.mktemp("corpus") / "news.jsonl"
+    path.write_text("".join(json.dumps(d) + "\n" for d in NEWS), encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="session")
+def news_vectors(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``NEWS_VECTORS`` as a word2vec text file."""
+    path = tmp_path_factory.mktemp("vectors") / "vectors.txt"
+    lines = [f"{len(NEWS_VECTORS)} 4"] + [
+        word + " " + " ".join(map(str, vector)) for word, vector in NEWS_VECTORS.items()
+    ]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="session")
+def news_model_dir(
+    news_corpus: Path, news_vectors: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Path:
+    """A model of ``NEWS`` built by ``es-scm model build`` with ``NEWS_VECTORS``."""
+    from es_scm.cli import main
+    from es_scm.cli.errors import EXIT_OK
+
+    out = tmp_path_factory.mktemp("model") / "model"
+    code = main([
+        "model", "build", "--corpus", str(news_corpus), "--out", str(out),
+        "--embeddings", str(news_vectors),
+        # a six-document corpus: IDF smoothed, every positive cosine kept (squared)
+        "--weighting", "log-smooth", "--threshold", "0", "--exponent", "2",
+    ])  # fmt: skip
+    assert code == EXIT_OK
+    return out
+
+
+@pytest.fixture
+def collection(tmp_path: Path) -> dict[str, Path]:
+    """The synonym collection (tests/support.py) as files: documents, TREC topics and qrels."""
+    docs = tmp_path / "docs.jsonl"
+    docs.write_text(
+        "".join(json.dumps({"id": i, "text": t}) + "\n" for i, t in SYNONYM_DOCS.items())
+    )
+    topics = tmp_path / "topics.tsv"
+    topics.write_text("".join(f"{q}\t{t}\n" for q, t in SYNONYM_TOPICS.items()))
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("".join(f"{q} 0 {d} 1\n" for q, ds in SYNONYM_RELEVANT.items() for d in ds))
+    vectors = tmp_path / "vectors.txt"
+    vectors.write_text(SYNONYM_VECTORS)
+    return {"docs": docs, "topics": topics, "qrels": qrels, "vectors": vectors}
+
+
+@pytest.fixture(scope="module")
+def beir(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """The synonym collection in BEIR's format, some query words in a title only, and a model
+    built from it with its vectors."""
+    from es_scm.cli import main
+    from es_scm.cli.errors import EXIT_OK
+
+    folder = tmp_path_factory.mktemp("beir")
+    corpus = folder / "corpus.jsonl"
+    corpus.write_text("".join(json.dumps({**d, "metadata": {}}) + "\n" for d in SYNONYM_BEIR_DOCS))
+    queries = folder / "queries.jsonl"
+    queries.write_text(
+        "".join(
+            json.dumps({"_id": q, "text": t, "metadata": {}}) + "\n"
+            for q, t in SYNONYM_TOPICS.items()
+        )
+    )
+    qrels = folder / "test.tsv"
+    rows = [f"{q}\t{d}\t1" for q, ds in SYNONYM_RELEVANT.items() for d in ds]
+    qrels.write_bytes("\r\n".join(["query-id\tcorpus-id\tscore", *rows, ""]).encode())
+    vectors = folder / "vectors.txt"
+    vectors.write_text(SYNONYM_VECTORS)
+    model = folder / "model"
+    assert main(["model", "build", "--corpus", str(corpus), "--out", str(model),
+                 "--embeddings", str(vectors)]) == EXIT_OK  # fmt: skip
+    return {
+        "corpus": corpus,
+        "queries": queries,
+        "qrels": qrels,
+        "vectors": vectors,
+        "model": model,
+    }
+
+
+@pytest.fixture
+def cli(capsys: pytest.CaptureFixture[str]) -> Callable[..., tuple[int, str, str]]:
+    """Run the ``es-scm`` command line in process: ``cli(*argv)`` gives (exit code, out, err)."""
+    from es_scm.cli import main
+
+    def run(*argv: object) -> tuple[int, str, str]:
+        code = main([str(arg) for arg in argv])
+        captured = capsys.readouterr()
+        return code, captured.out, captured.err
+
+    return run
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:

@@ -1,0 +1,1 @@
+"""es-scm's tests: ``unit`` (no server) and ``integration`` (a real Elasticsearch)."""

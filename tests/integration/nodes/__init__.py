@@ -1,0 +1,1 @@
+"""Tests that start Elasticsearch nodes of their own beside the main one."""

@@ -1,0 +1,187 @@
+"""The ``es-scm`` command line, in process: build → index → search against real Elasticsearch
+(the options and user errors without a server: tests/unit/test_cli.py)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+from es_scm.cli import main
+from es_scm.cli.errors import EXIT_ERROR, EXIT_OK, EXIT_PARTIAL, EXIT_USAGE
+from tests.support import NEWS, assert_one_line_error
+
+# -- end to end against Elasticsearch ----------------------------------------------------------
+
+
+def test_build_index_search_matches_the_python_api(
+    cli,
+    es_client,
+    es_url: str,
+    index_name: str,
+    news_model_dir: Path,
+    news_corpus: Path,
+) -> None:
+    from es_scm.elastic import SCMIndex
+    from es_scm.model import BruteForceSearch, SoftCosineModel
+
+    code, out, err = cli(
+        "index", "--model", news_model_dir, "--index", index_name, "--corpus", news_corpus,
+        "--es-url", es_url, "--batch-size", "2", "--concurrency", "3", "--optimize",
+    )  # fmt: skip
+    assert code == EXIT_OK, err
+    assert "indexed 6 (created 6, updated 0), failed 0, skipped 0, duplicates 0, empty 0" in out
+    assert "the index holds 6 documents" in out
+    assert f"merged {index_name} into one segment" in out
+    assert len(es_client.cat.segments(index=index_name, format="json")) == 1
+
+    query = "Obama speaks to reporters"
+    model = SoftCosineModel.load(news_model_dir)
+    index = SCMIndex(es_client, index_name, model)
+    for mode in ("exact", "native"):
+        code, out, err = cli(
+            "search", "--model", news_model_dir, "--index", index_name, "--es-url", es_url,
+            "--k", "4", "--mode", mode, "--json", *query.split(),
+        )  # fmt: skip
+        assert code == EXIT_OK, err
+        hits = [json.loads(line) for line in out.splitlines()]
+        expected = index.search(query, k=4, mode=mode)
+        assert [h["id"] for h in hits] == expected.ids()
+        assert [h["score"] for h in hits] == [hit.score for hit in expected.hits]
+        assert [h["rank"] for h in hits] == [1, 2, 3, 4]
+        assert {"text", "native_score"} <= set(hits[0])
+    brute = BruteForceSearch(model, [d["id"] for d in NEWS], [d["text"] for d in NEWS])
+    reference = brute.search(query, k=4)
+    code, out, _ = cli(
+        "search", "--model", news_model_dir, "--index", index_name, "--es-url", es_url,
+        "--k", "2", "--json", query,
+    )  # fmt: skip
+    assert [json.loads(line)["id"] for line in out.splitlines()] == [i for i, _ in reference[:2]]
+    scores = [json.loads(line)["score"] for line in out.splitlines()]
+    np.testing.assert_allclose(scores, [score for _, score in reference[:2]], rtol=1e-12)
+
+    # --from pages, and the table shows rank, id, score and text
+    code, out, _ = cli(
+        "search", "--model", news_model_dir, "--index", index_name, "--es-url", es_url,
+        "--k", "1", "--from", "1", query,
+    )  # fmt: skip
+    assert code == EXIT_OK
+    header, row = out.splitlines()
+    assert header.split() == ["rank", "id", "score", "text"]
+    assert row.split()[:2] == ["2", reference[1][0]]
+
+    # a rerun overwrites (ids are idempotent)
+    code, out, _ = cli(
+        "index", "--model", news_model_dir, "--index", index_name, "--corpus", news_corpus,
+        "--es-url", es_url,
+    )  # fmt: skip
+    assert code == EXIT_OK
+    assert "existing index" in out
+    assert es_client.count(index=index_name)["count"] == len(NEWS)
+
+
+def test_index_not_found(cli, es_url: str, index_name: str, news_model_dir: Path) -> None:
+    code, _, err = cli(
+        "search", "--model", news_model_dir, "--index", index_name, "--es-url", es_url, "obama"
+    )
+    assert code == EXIT_ERROR
+    assert_one_line_error(err, f"index '{index_name}' does not exist")
+
+
+def test_model_index_mismatch(
+    cli, es_url: str, index_name: str, news_model_dir: Path, news_corpus: Path, tmp_path: Path
+) -> None:
+    other = tmp_path / "other"
+    assert main(["model", "build", "--corpus", str(news_corpus), "--out", str(other),
+                 "--embeddings", "none"]) == EXIT_OK  # fmt: skip
+    code, _, err = cli(
+        "index", "--model", news_model_dir, "--index", index_name, "--corpus", news_corpus,
+        "--es-url", es_url,
+    )  # fmt: skip
+    assert code == EXIT_OK, err
+    for argv in (
+        ["search", "--model", other, "--index", index_name, "--es-url", es_url, "obama"],
+        [
+            "index",
+            "--model",
+            other,
+            "--index",
+            index_name,
+            "--corpus",
+            news_corpus,
+            "--es-url",
+            es_url,
+        ],
+    ):
+        code, _, err = cli(*argv)
+        assert code == EXIT_ERROR
+        assert_one_line_error(err, "was built with model")
+
+
+def test_partial_failure_exits_3(
+    cli, es_url: str, index_name: str, news_model_dir: Path, tmp_path: Path
+) -> None:
+    path = tmp_path / "mixed.jsonl"
+    rows = [
+        {"id": "ok1", "text": "Obama speaks", "year": 2008},
+        {"id": "bad", "text": "The press in Chicago", "year": "not a number"},
+        {"id": "ok2", "text": "zzz qqq", "year": 2012},
+    ]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    fields = tmp_path / "fields.json"  # default metadata takes any value: type "year" explicitly
+    fields.write_text('{"year": {"type": "integer"}}', encoding="utf-8")
+    code, out, err = cli(
+        "index", "--model", news_model_dir, "--index", index_name, "--corpus", path,
+        "--metadata-mapping", fields, "--es-url", es_url,
+    )  # fmt: skip
+    assert code == EXIT_PARTIAL
+    assert "indexed 2 (created 2, updated 0), failed 1, skipped 0, duplicates 0, empty 1" in out
+    assert "ok2" in out  # the empty document is named
+    assert "bad: HTTP 400" in err
+    assert "Traceback" not in err
+
+
+def test_bad_corpus_midway_while_indexing(
+    cli, es_url: str, index_name: str, news_model_dir: Path, tmp_path: Path
+) -> None:
+    path = tmp_path / "broken.jsonl"
+    path.write_text('{"id": "1", "text": "Obama"}\n{"id": "2"}\n', encoding="utf-8")
+    code, _, err = cli(
+        "index", "--model", news_model_dir, "--index", index_name, "--corpus", path,
+        "--es-url", es_url,
+    )  # fmt: skip
+    assert code == EXIT_ERROR
+    assert_one_line_error(err, "broken.jsonl, line 2: missing text field 'text'")
+
+
+def test_search_filters_and_hybrid_mode(
+    cli, es_url: str, index_name: str, news_model_dir: Path, news_corpus: Path
+) -> None:
+    code, _, err = cli(
+        "index", "--model", news_model_dir, "--index", index_name, "--corpus", news_corpus,
+        "--es-url", es_url, "--no-progress",
+    )  # fmt: skip
+    assert code == EXIT_OK, err
+    for option in ("topic=culture", '{"term": {"metadata.topic": "culture"}}'):
+        code, out, err = cli(
+            "search", "--model", news_model_dir, "--index", index_name, "--es-url", es_url,
+            "--filter", option, "--json", "music",
+        )  # fmt: skip
+        assert code == EXIT_OK, err
+        hits = [json.loads(line) for line in out.splitlines()]
+        assert hits
+        assert {hit["metadata"]["topic"] for hit in hits} == {"culture"}
+    code, out, err = cli(
+        "search", "--model", news_model_dir, "--index", index_name, "--es-url", es_url,
+        "--mode", "hybrid", "--fusion", "linear", "--alpha", "0.3", "--json", "president press",
+    )  # fmt: skip
+    assert code == EXIT_OK, err
+    hits = [json.loads(line) for line in out.splitlines()]
+    assert set(hits[0]["components"]) == {"bm25", "scm"}
+    code, _, err = cli(
+        "search", "--model", news_model_dir, "--index", index_name, "--es-url", es_url,
+        "--filter", "{not json", "music",
+    )  # fmt: skip
+    assert code == EXIT_USAGE
+    assert "not valid JSON" in err

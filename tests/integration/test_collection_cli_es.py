@@ -1,0 +1,170 @@
+"""``eval collection`` with BEIR files, a saved model, an existing index and chosen measures;
+``search --queries --run``; ``tune``'s progress lines. A tiny collection, a real Elasticsearch.
+
+The answers are known by hand, as in ``test_tune_es.py`` (tests/support.py): each topic is one
+word, its two relevant documents are one with the word and one with only its synonym, and the
+embeddings make the synonyms similar. Here the files are in BEIR's format (``_id``, ``title``,
+``text``; qrels with a header and CRLF), and some query words are in a document's title only:
+BM25 finds the document with the word (AP 0.5, P@1 1.0 on every topic) only because titles are
+searched, and the SCM finds both first (AP 1.0).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from es_scm.cli import main
+from es_scm.cli.errors import EXIT_OK
+from tests.support import (
+    SYNONYM_BEIR_DOCS,
+    SYNONYM_RELEVANT,
+    SYNONYM_TOPICS,
+    beir_judgements,
+    one_error_line,
+)
+
+
+def test_eval_collection_on_beir_files_with_a_saved_model_and_chosen_metrics(
+    cli, beir, es_url: str, es_client, tmp_path: Path
+) -> None:
+    summary, name = tmp_path / "eval.json", "es-scm-test-beir-saved"
+    code, out, err = cli(
+        "eval", "collection", "--corpus", beir["corpus"], *beir_judgements(beir),
+        "--model", beir["model"], "--metrics", "AP", "P@1", "nDCG@10", "--index-name", name,
+        "--es-url", es_url, "--json", summary, "--quiet",
+    )  # fmt: skip
+    assert code == EXIT_OK, err
+    assert not es_client.indices.exists(index=name)
+    report = json.loads(summary.read_text())["collections"][0]
+    assert report["measures"] == ["AP", "P@1", "nDCG@10"]
+    assert report["settings"]["model"] == str(beir["model"])
+    methods = report["methods"]
+    assert methods["bm25"]["AP"] == pytest.approx(0.5)
+    assert methods["bm25"]["P@1"] == pytest.approx(1.0)
+    assert methods["scm"]["AP"] == pytest.approx(1.0)
+    assert methods["scm"]["nDCG@10"] == pytest.approx(1.0)
+    per_query = report["per_query"]
+    assert set(per_query) == {"bm25", "scm", "bm25+scm"}
+    for method in per_query:
+        assert set(per_query[method]) == set(SYNONYM_TOPICS)
+        for values in per_query[method].values():
+            assert set(values) == {"AP", "P@1", "nDCG@10"}
+    # "car" is in d1's title only: BM25 finds d1 because titles are searched
+    assert per_query["bm25"]["q3"] == {
+        "AP": 0.5,
+        "P@1": 1.0,
+        "nDCG@10": pytest.approx(0.6131, 1e-3),
+    }
+    assert per_query["scm"]["q3"]["AP"] == pytest.approx(1.0)
+    lines = out.splitlines()
+    assert lines[0] == "| collection | method | MAP | P@1 | nDCG@10 |"
+    assert "| corpus | BM25 (Elasticsearch) | 50.00 | 100.00 |" in lines[2]
+
+
+def test_eval_collection_on_an_existing_index(
+    cli, beir, es_url: str, es_client, index_name: str, tmp_path: Path
+) -> None:
+    _index_beir(cli, beir, es_url, index_name)
+    summary = tmp_path / "eval.json"
+    code, out, err = cli(
+        "eval", "collection", *beir_judgements(beir), "--model", beir["model"],
+        "--index", index_name, "--es-url", es_url, "--json", summary,
+    )  # fmt: skip
+    assert code == EXIT_OK, err
+    assert es_client.indices.exists(index=index_name)  # not deleted
+    assert es_client.count(index=index_name)["count"] == len(SYNONYM_BEIR_DOCS)  # nor indexed again
+    report = json.loads(summary.read_text())["collections"][0]
+    assert report["collection"] == index_name
+    assert report["measures"] == ["AP", "nDCG@10", "R@100"]
+    assert report["methods"]["bm25"]["AP"] == pytest.approx(0.5)
+    assert report["methods"]["scm"]["AP"] == pytest.approx(1.0)
+    assert "index" not in report["seconds"]
+    assert out.splitlines()[0] == "| collection | method | MAP | nDCG@10 | R@100 |"
+    assert f"es-scm: {index_name}: index {index_name}, 4 judged queries" in err  # progress
+
+    other = tmp_path / "other"
+    assert main(["model", "build", "--corpus", str(beir["corpus"]), "--out", str(other),
+                 "--embeddings", "none"]) == EXIT_OK  # fmt: skip
+    code, _, err = cli(
+        "eval", "collection", *beir_judgements(beir), "--model", other, "--index", index_name,
+        "--es-url", es_url, "--quiet",
+    )  # fmt: skip
+    assert code == 1
+    assert "was built with model" in one_error_line(err)
+    code, _, err = cli(
+        "eval", "collection", *beir_judgements(beir), "--model", beir["model"],
+        "--index", f"{index_name}-missing", "--es-url", es_url, "--quiet",
+    )  # fmt: skip
+    assert code == 1
+    assert "does not exist" in one_error_line(err)
+
+
+def test_search_a_batch_of_queries_into_a_trec_run(
+    cli, beir, es_url: str, es_client, index_name: str, tmp_path: Path
+) -> None:
+    from es_scm.elastic import SCMIndex
+    from es_scm.model import SoftCosineModel
+
+    _index_beir(cli, beir, es_url, index_name)
+    out_run = tmp_path / "scm.run"
+    search = ["search", "--model", beir["model"], "--index", index_name, "--es-url", es_url]
+    code, out, err = cli(*search, "--queries", beir["queries"], "--run", out_run, "--k", 3)
+    assert code == EXIT_OK, err
+    assert out == ""
+    # only the two documents with a query word or its synonym match: 2 hits of 3 a query
+    assert f"-- 4 queries, 8 hits (0 queries without any) written to {out_run}" in err
+    rows = [line.split() for line in out_run.read_text().splitlines()]
+    assert len(rows) == 8
+    assert all(row[1] == "Q0" and row[5] == "exact" for row in rows)
+    top2 = {(row[0], row[2]) for row in rows if row[3] in ("1", "2")}
+    assert top2 == {(q, d) for q, ds in SYNONYM_RELEVANT.items() for d in ds}
+    index = SCMIndex(es_client, index_name, SoftCosineModel.load(beir["model"]))
+    for qid, text in SYNONYM_TOPICS.items():
+        expected = {hit.id: hit.score for hit in index.search(text, k=3).hits}
+        mine = [row for row in rows if row[0] == qid]
+        assert {row[2]: float(row[4]) for row in mine} == pytest.approx(expected, rel=1e-9)
+        assert [int(row[3]) for row in mine] == [1, 2]
+        scores = [float(row[4]) for row in mine]
+        assert scores == sorted(scores, reverse=True)
+
+    tsv = tmp_path / "topics.tsv"
+    tsv.write_text("a\tcar\nb\tzzz unknown words\n")
+    hybrid_run = tmp_path / "hybrid.run"
+    code, _, err = cli(
+        *search, "--queries", tsv, "--run", hybrid_run, "--mode", "hybrid",
+        "--tag", "my-run", "--k", 2,
+    )  # fmt: skip
+    assert code == EXIT_OK, err
+    rows = [line.split() for line in hybrid_run.read_text().splitlines()]
+    assert {row[0] for row in rows} == {"a"}
+    assert {row[5] for row in rows} == {"my-run"}
+    assert "(1 queries without any)" in err
+
+
+def test_tune_shows_a_line_per_setting_unless_quiet(cli, beir, es_url: str) -> None:
+    tune = [
+        "tune", "--corpus", beir["corpus"], *beir_judgements(beir), "--es-url", es_url,
+        "--folds", "2", "--grid", "nonzero_limit=0,10", "--embeddings", beir["vectors"],
+    ]  # fmt: skip
+    code, _, err = cli(*tune)
+    assert code == EXIT_OK, err
+    progress = [line for line in err.splitlines() if line.startswith("es-scm: ")]
+    assert progress == [
+        "es-scm: corpus: setting 1/2: nonzero_limit=0",
+        "es-scm: corpus: setting 2/2: nonzero_limit=10",
+    ]
+    code, _, err = cli(*tune, "--quiet")
+    assert code == EXIT_OK, err
+    assert err == ""
+
+
+def _index_beir(cli, beir, es_url: str, index_name: str) -> None:
+    """``es-scm index`` of the BEIR fixture's corpus with its model."""
+    code, _, err = cli(
+        "index", "--model", beir["model"], "--index", index_name, "--corpus",
+        beir["corpus"], "--es-url", es_url, "--no-progress",
+    )  # fmt: skip
+    assert code == EXIT_OK, err

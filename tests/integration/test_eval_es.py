@@ -1,0 +1,77 @@
+"""``es-scm eval`` end to end against a real Elasticsearch."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import uuid
+
+import pytest
+
+from es_scm.cli import main
+from es_scm.elastic.connection import cluster_version
+
+DEV = "semeval2016-task3/SemEval2016-Task3-CQA-QL-dev.xml"
+GOLD = DEV + ".subtaskB.relevancy"
+
+
+def _no_leftover(es_client, name: str) -> bool:
+    return not es_client.indices.exists(index=name)
+
+
+def test_semeval_command_on_dev(shared_data, es_url, es_client, tmp_path, capsys):
+    name = f"es-scm-test-eval-{uuid.uuid4().hex[:10]}"
+    summary, details = tmp_path / "dev.json", tmp_path / "per-question.json"
+    status = main([
+        "eval", "semeval", "--xml", str(shared_data / DEV), "--gold", str(shared_data / GOLD),
+        "--es-url", es_url, "--index-name", name, "--json", str(summary),
+        "--per-question", str(details), "--quiet",
+    ])  # fmt: skip
+    assert status == 0
+    assert _no_leftover(es_client, name)
+    table = capsys.readouterr().out
+    assert len(table.strip().splitlines()) == 9  # header, rule and 7 methods
+    methods = json.loads(summary.read_text())["methods"]
+    assert set(methods) == {
+        "ir-baseline", "tfidf", "es-bm25", "scm", "es-scm", "es-scm-native", "bm25+scm"
+    }  # fmt: skip
+    assert round(methods["ir-baseline"]["MAP"], 2) == 71.35
+    assert methods["es-scm"] == methods["scm"]
+    per_question = json.loads(details.read_text())
+    made = per_question.pop("_provenance")  # how the file was made, beside the question ids
+    assert made == json.loads(summary.read_text())["provenance"]
+    assert made["command"].startswith("es-scm eval semeval --xml ")
+    assert made["versions"]["elasticsearch"] == cluster_version(es_client)
+    assert len(per_question) == 50
+    for qid, entry in per_question.items():
+        local, remote = entry["methods"]["scm"], entry["methods"]["es-scm"]
+        assert remote["ranking"] == local["ranking"], qid
+        assert remote["scores"] == pytest.approx(local["scores"], abs=1e-9), qid
+        assert sorted(entry["methods"]["es-bm25"]["ranking"]) == sorted(local["ranking"])
+    for scores in methods.values():
+        assert 0 < scores["MAP"] <= 100
+        assert 0 < scores["MRR"] <= 100
+
+
+def test_trec_command_on_a_few_cranfield_queries(shared_data, es_url, es_client, tmp_path, capsys):
+    name = f"es-scm-test-eval-{uuid.uuid4().hex[:10]}"
+    out = tmp_path / "trec.json"
+    argv = [
+        "eval", "trec", "--collection", "cranfield",
+        "--docs", str(shared_data / "ir-collections/cranfield/cran.all.1400"),
+        "--queries", str(shared_data / "ir-collections/cranfield/cran.qry"),
+        "--qrels", str(shared_data / "ir-collections/cranfield/cranqrel"),
+        "--es-url", es_url, "--index-name", name, "--max-queries", "5", "--depth", "20",
+        "--json", str(out), "--quiet",
+    ]  # fmt: skip
+    status = main(argv)
+    assert status == 0
+    assert _no_leftover(es_client, name)
+    written = json.loads(out.read_text())
+    assert written["provenance"]["command"] == shlex.join(["es-scm", *argv])
+    assert written["provenance"]["versions"]["elasticsearch"] == cluster_version(es_client)
+    report = written["collections"][0]
+    assert report["queries"] == 5
+    for method in ("bm25", "scm", "bm25+scm"):
+        assert set(report["methods"][method]) == {"AP", "nDCG@10", "R@100"}
+        assert 0 < report["methods"][method]["AP"] <= 1

@@ -1,0 +1,505 @@
+"""Search answers for what it searched, whole and as of one moment, on a real node (issue 22).
+
+A searcher held on an alias notices that the alias moved and checks the model again; an exact top
+k is the brute-force top k of one state of the index even while documents are deleted between
+its windows; hybrid options are refused outside hybrid mode; queries are bounded in length and
+never overflow the cluster's clause limit. (A shard that cannot serve: ``test_cluster.py``.)
+"""
+
+from __future__ import annotations
+
+import io
+import itertools
+import json
+import logging
+import threading
+from collections.abc import Iterator
+
+import pytest
+
+from es_scm import SoftCosineModel, TermSimilarityMatrix
+from es_scm.cli import main
+from es_scm.cli.errors import EXIT_ERROR, EXIT_OK, EXIT_USAGE
+from es_scm.defaults import MAX_QUERY_WORDS
+from es_scm.elastic import ModelMismatchError, SCMIndex, Searcher, client_from_env
+from es_scm.elastic.aio import AsyncSCMIndex
+from es_scm.elastic.aliases import reindex_into_alias
+from es_scm.elastic.connection import cluster_max_clauses
+from es_scm.model import BruteForceSearch
+from es_scm.model.brute_force import rank
+from tests.support import with_async_client
+
+FILLER = ["red", "fast", "old", "road", "engine", "wheel", "city", "trip", "fuel", "garage"]
+QUERY = "automobile"
+NEW_WORDS = ["zeppelin", "airship", "hangar"]  # only the larger model knows them
+
+
+def corpus(n: int = 300, prefix: str = "d") -> list[dict]:
+    """Documents of car words (as in test_aliases): every hit of QUERY scores differently under
+    the identity S and under the thesaurus S."""
+    documents = []
+    for i in range(n):
+        words = [FILLER[i % 10], FILLER[(i // 10) % 10]]
+        words += ["car", "automobile"] if i % 50 == 0 else ["car"] if i % 50 == 25 else []
+        documents.append({"id": f"{prefix}{i}", "text": " ".join(words)})
+    return documents
+
+
+def airships(n: int = 60) -> list[dict]:
+    """More documents, with words that only the larger model knows (and QUERY's)."""
+    return [
+        {"id": f"z{i}", "text": f"{NEW_WORDS[i % 3]} {FILLER[i % 10]} automobile car"}
+        for i in range(n)
+    ]
+
+
+@pytest.fixture(scope="module")
+def models() -> dict[str, SoftCosineModel]:
+    texts = [d["text"] for d in corpus()]
+    thesaurus = [("car", "automobile", 0.8)]
+    return {
+        "old": SoftCosineModel.build(texts),  # S = I
+        "new": SoftCosineModel.build(
+            texts, similarity=lambda terms: TermSimilarityMatrix.from_pairs(terms, thesaurus)
+        ),
+        "larger": SoftCosineModel.build(texts + [d["text"] for d in airships()]),
+    }
+
+
+def run_cli(capsys, *argv) -> tuple[int, str, str]:
+    code = main([str(a) for a in argv])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+# -- a searcher held on an alias (item 2) -------------------------------------------------------
+
+
+def test_a_searcher_held_on_an_alias_refuses_the_next_models_index(es_client, index_name, models):
+    alias, old = index_name, models["old"]
+    reindex_into_alias(es_client, alias, old, corpus())
+    index, searcher = SCMIndex(es_client, alias, old), Searcher(es_client, alias, old)
+    assert index.search(QUERY).exact_guarantee  # both checked their model on the first index
+    assert searcher.rescore(QUERY, ids=["d0"]).ids() == ["d0"]
+    reindex_into_alias(es_client, alias, models["new"], corpus(), grace=0)
+    with pytest.raises(ModelMismatchError, match=f"{alias!r} moved since its model was checked"):
+        index.search(QUERY)
+    with pytest.raises(ModelMismatchError, match=f"{alias!r} moved since its model was checked"):
+        searcher.rescore(QUERY, ids=["d0"])
+    for search in (
+        lambda: index.search(QUERY, mode="native"),
+        lambda: index.search(QUERY, mode="hybrid"),
+        lambda: searcher.rescore(QUERY, es_query={"match_all": {}}),
+    ):
+        with pytest.raises(ModelMismatchError, match="not with this model"):
+            search()
+
+
+def test_a_larger_vocabulary_behind_the_alias_is_refused_not_misread(es_client, index_name, models):
+    alias, old = index_name, models["old"]
+    reindex_into_alias(es_client, alias, old, corpus())
+    searchers = [Searcher(es_client, alias, old) for _ in range(3)]
+    for searcher in searchers:
+        searcher.check()
+    reindex_into_alias(es_client, alias, models["larger"], corpus() + airships(), grace=0)
+    moved = f"{alias!r} moved since its model was checked"
+    with pytest.raises(ModelMismatchError, match=moved):  # was an IndexError
+        searchers[0].search(QUERY, k=50)
+    with pytest.raises(ModelMismatchError, match=moved):  # was "no vocabulary terms", proven
+        searchers[1].search(" ".join(NEW_WORDS))
+    with pytest.raises(ModelMismatchError, match=moved):  # was an IndexError too
+        searchers[2].rescore(QUERY, es_query={"match": {"text": NEW_WORDS[0]}})
+
+
+def test_a_same_model_swap_is_followed(es_client, index_name, models):
+    alias, old = index_name, models["old"]
+    reindex_into_alias(es_client, alias, old, corpus(prefix="first-"))
+    searcher = Searcher(es_client, alias, old)
+    assert set(searcher.search(QUERY).ids()) <= {f"first-{i}" for i in range(300)}
+    reindex_into_alias(es_client, alias, old, corpus(prefix="second-"), grace=0)
+    fresh = Searcher(es_client, alias, old)
+    for mode in ("exact", "native", "hybrid"):
+        followed = searcher.search(QUERY, mode=mode)
+        assert followed.ids() == fresh.search(QUERY, mode=mode).ids()
+        assert all(doc_id.startswith("second-") for doc_id in followed.ids())
+    assert searcher.rescore(QUERY, ids=["second-0", "first-0"]).ids() == ["second-0"]
+
+
+def test_an_index_added_to_a_pattern_is_checked(es_client, index_name, models):
+    pattern = f"{index_name}-*"
+    first = SCMIndex(es_client, f"{index_name}-a", models["old"])
+    assert first.index_documents(corpus()).ok
+    searcher = Searcher(es_client, pattern, models["old"])
+    assert searcher.search(QUERY).exact_guarantee
+    other = SCMIndex(es_client, f"{index_name}-b", models["new"])
+    assert other.index_documents(corpus(prefix="b")).ok
+    with pytest.raises(ModelMismatchError, match=f"'{index_name}-b' was built with model"):
+        searcher.search(QUERY)
+
+
+def test_an_alias_with_routing_answers_from_its_shards(es_client, index_name, models):
+    index = SCMIndex(es_client, index_name, models["old"])
+    index.create(shards=3)
+    assert index.index_documents(corpus()).ok
+    es_client.indices.put_alias(index=index_name, name=f"{index_name}-routed", routing="1")
+    routed = Searcher(es_client, f"{index_name}-routed", models["old"])
+    everything = set(index.search("red", k=100).ids())  # every match
+    for _ in range(2):  # one shard of three answers: the same index, not a move
+        result = routed.search("red", k=100)
+        assert result.exact_guarantee
+        assert 0 < len(result) < len(everything)
+        assert set(result.ids()) <= everything
+
+
+def test_an_async_searcher_held_on_an_alias_notices_the_move(es_client, es_url, index_name, models):
+    alias, old = index_name, models["old"]
+    reindex_into_alias(es_client, alias, old, corpus())
+
+    async def work(client):
+        index = AsyncSCMIndex(client, alias, old)
+        before = await index.search(QUERY)
+        reindex_into_alias(es_client, alias, models["new"], corpus(), grace=0)
+        with pytest.raises(ModelMismatchError, match=f"{alias!r} moved since"):
+            await index.search(QUERY)
+        with pytest.raises(ModelMismatchError, match="not with this model"):
+            await index.rescore(QUERY, ids=["d0"])
+        return before
+
+    assert with_async_client(es_url, work).exact_guarantee
+
+
+# -- exact windows under concurrent deletes (item 7) ---------------------------------------------
+
+TIED = "car engine"  # every document: every score ties, so exact mode must page to the end
+QUERY_TIED = "car"
+TIED_IDS = [f"z{i:03d}" for i in range(20)] + ["a000"] + [f"z{i:03d}" for i in range(20, 120)]
+
+
+@pytest.fixture(scope="module")
+def tied_model() -> SoftCosineModel:
+    return SoftCosineModel.build([TIED, "red road", "fast wheel", "old city trip"])
+
+
+@pytest.fixture
+def tied_index(es_client, index_name, tied_model) -> SCMIndex:
+    """121 equal documents in one segment, in the order of TIED_IDS: Elasticsearch ranks the
+    ties in that order, so ``a000`` (first by id, hence in the exact top 10) is 21st natively,
+    just past the first window of 20."""
+    index = SCMIndex(es_client, index_name, tied_model)
+    documents = [{"id": doc_id, "text": TIED} for doc_id in TIED_IDS]
+    assert index.index_documents(documents, concurrency=1).ok
+    index.optimize()
+    return index
+
+
+def assert_one_state(result, model, deleted_before: set[str], deleted_by_end: set[str]) -> None:
+    """``result`` is the brute-force top k of one state of the index between the search's start
+    (``deleted_before`` gone) and its end (``deleted_by_end`` gone, or going)."""
+    present = [doc_id for doc_id in TIED_IDS if doc_id not in deleted_before]
+    brute = dict(BruteForceSearch(model, present, [TIED] * len(present)).search(QUERY_TIED, 200))
+    ids = result.ids()
+    assert result.exact_guarantee
+    assert not set(ids) & deleted_before, ids
+    assert ids == [doc_id for doc_id, _ in rank((i, brute[i]) for i in ids)]
+    last = rank((i, brute[i]) for i in ids)[-1]
+    surely_there = [i for i in present if i not in deleted_by_end and i not in ids]
+    for doc_id in surely_there:  # every document present throughout ranks below the last hit
+        assert rank([last, (doc_id, brute[doc_id])])[0] == last, (doc_id, ids)
+
+
+def deleting_after_each_search(client, es_client, index: str, victims: Iterator[str], deleted):
+    """``client`` whose every search is followed by the deletion (refreshed) of the next victim:
+    a writer that deletes between any two windows of a search."""
+    search = client.search
+
+    def search_then_delete(**kwargs):
+        response = search(**kwargs)
+        victim = next(victims, None)
+        if victim is not None:
+            es_client.delete(index=index, id=victim, refresh=True)
+            deleted.append(victim)
+        return response
+
+    client.search = search_then_delete
+    return client
+
+
+def test_exact_windows_see_one_state_while_documents_are_deleted(
+    es_client, es_url, tied_index, tied_model, caplog
+):
+    deleted: list[str] = []
+    victims = (doc_id for doc_id in TIED_IDS if doc_id != "a000")
+    client = deleting_after_each_search(
+        client_from_env(es_url), es_client, tied_index.name, victims, deleted
+    )
+    searcher = Searcher(client, tied_index.name, tied_model)
+    contexts = open_search_contexts(es_client)
+    with caplog.at_level(logging.WARNING, logger="es_scm.elastic.plans"):
+        for _ in range(3):
+            before = set(deleted)
+            result = searcher.search(QUERY_TIED, k=10)
+            assert result.rounds > 1  # several windows, with deletions between them
+            assert result.ids()[0] == "a000"  # never deleted, first by id: was skipped
+            assert_one_state(result, tied_model, before, set(deleted))
+    assert "no point in time" not in caplog.text  # the windows after the first were in one,
+    assert open_search_contexts(es_client) == contexts  # closed after each search
+
+
+def open_search_contexts(es_client) -> int:
+    """The search contexts the node holds open (a point in time holds one a shard)."""
+    stats = es_client.nodes.stats(metric="indices", index_metric="search")["nodes"]
+    return sum(node["indices"]["search"]["open_contexts"] for node in stats.values())
+
+
+@pytest.fixture
+def no_point_in_time(es_client) -> Iterator[None]:
+    """A cluster that refuses exact mode's point in time: its keep-alives are capped below
+    :data:`~es_scm.elastic.plans.KEEP_ALIVE` (HTTP 400)."""
+    capped = {"search.default_keep_alive": "10s", "search.max_keep_alive": "30s"}
+    es_client.cluster.put_settings(persistent=capped)
+    try:
+        yield
+    finally:
+        es_client.cluster.put_settings(persistent=dict.fromkeys(capped))
+
+
+def test_without_a_point_in_time_each_window_is_read_whole(
+    es_client, es_url, tied_index, tied_model, no_point_in_time, caplog
+):
+    deleted: list[str] = []
+    victims = (doc_id for doc_id in TIED_IDS if doc_id != "a000")
+    client = deleting_after_each_search(
+        client_from_env(es_url), es_client, tied_index.name, victims, deleted
+    )
+    searcher = Searcher(client, tied_index.name, tied_model)
+    with caplog.at_level(logging.WARNING, logger="es_scm.elastic.plans"):
+        before = set(deleted)
+        result = searcher.search(QUERY_TIED, k=10)
+    assert "no point in time (HTTP 400: " in caplog.text
+    assert "search.max_keep_alive" in caplog.text  # Elasticsearch's reason
+    assert result.rounds > 1
+    assert result.ids()[0] == "a000"
+    assert_one_state(result, tied_model, before, set(deleted))
+
+
+def test_async_exact_windows_see_one_state_while_documents_are_deleted(
+    es_client, es_url, tied_index, tied_model
+):
+    deleted: list[str] = []
+    victims = iter([doc_id for doc_id in TIED_IDS if doc_id != "a000"])
+
+    async def work(client):
+        search = client.search
+
+        async def search_then_delete(**kwargs):
+            response = await search(**kwargs)
+            victim = next(victims, None)
+            if victim is not None:
+                await client.delete(index=tied_index.name, id=victim, refresh=True)
+                deleted.append(victim)
+            return response
+
+        client.search = search_then_delete
+        index = AsyncSCMIndex(client, tied_index.name, tied_model)
+        before = set(deleted)
+        return before, await index.search(QUERY_TIED, k=10)
+
+    before, result = with_async_client(es_url, work)
+    assert result.ids()[0] == "a000"
+    assert_one_state(result, tied_model, before, set(deleted))
+
+
+def test_exact_searches_racing_with_a_deleting_thread_equal_the_brute_force(
+    es_client, tied_index, tied_model
+):
+    victims = [doc_id for doc_id in TIED_IDS if doc_id != "a000"][::-1][:90]
+    confirmed: list[str] = []  # deleted and refreshed: no later search may see them
+    requested: list[str] = []  # asked for: a search ending after it may not see them
+    lock = threading.Lock()
+    errors: list[BaseException] = []
+
+    def delete_all() -> None:
+        try:
+            for doc_id in victims:
+                with lock:
+                    requested.append(doc_id)
+                es_client.delete(index=tied_index.name, id=doc_id, refresh=True)
+                with lock:
+                    confirmed.append(doc_id)
+        except BaseException as error:  # every failure counts
+            errors.append(error)
+
+    searcher = Searcher(es_client, tied_index.name, tied_model)
+    outcomes = []
+    deleter = threading.Thread(target=delete_all)
+    deleter.start()
+    while deleter.is_alive() or not outcomes:
+        with lock:
+            before = set(confirmed)
+        result = searcher.search(QUERY_TIED, k=10)
+        with lock:
+            outcomes.append((result, before, set(requested)))
+    deleter.join()
+    assert errors == []
+    for result, before, by_end in outcomes:
+        assert_one_state(result, tied_model, before, by_end)
+
+
+# -- hybrid options outside hybrid mode (item 16) -----------------------------------------------
+
+HYBRID_ONLY = {"fusion": "max", "alpha": 0.5, "rrf_k": 60, "depth": 50}
+
+
+@pytest.fixture
+def car_index(es_client, index_name, models) -> SCMIndex:
+    index = SCMIndex(es_client, index_name, models["old"])
+    assert index.index_documents(corpus()).ok
+    return index
+
+
+def test_hybrid_options_are_refused_outside_hybrid_mode(es_url, car_index, models):
+    for (name, value), mode in itertools.product(HYBRID_ONLY.items(), ("exact", "native")):
+        with pytest.raises(ValueError, match=f"{name} applies to mode='hybrid' only"):
+            car_index.search(QUERY, mode=mode, **{name: value})
+
+    async def work(client):
+        index = AsyncSCMIndex(client, car_index.name, models["old"])
+        for (name, value), mode in itertools.product(HYBRID_ONLY.items(), ("exact", "native")):
+            with pytest.raises(ValueError, match=f"{name} applies to mode='hybrid' only"):
+                await index.search(QUERY, mode=mode, **{name: value})
+        return await index.search(QUERY, mode="hybrid", fusion="rrf", rrf_k=60, depth=50)
+
+    assert with_async_client(es_url, work).mode == "hybrid"
+
+
+def test_the_search_command_refuses_hybrid_options_outside_hybrid_mode(
+    capsys, es_url, car_index, models, tmp_path
+):
+    model_dir = models["old"].save(tmp_path / "model")
+    topics = tmp_path / "topics.tsv"
+    topics.write_text(f"q1\t{QUERY}\n", encoding="utf-8")
+    common = ("search", "--model", model_dir, "--index", car_index.name, "--es-url", es_url)
+    flags = {"--fusion": "max", "--alpha": "0.5", "--rrf-k": "60", "--depth": "50"}
+    for (flag, value), mode in itertools.product(flags.items(), ("exact", "native")):
+        for query in ([QUERY], ["--queries", topics, "--run", tmp_path / "out.run"]):
+            code, out, err = run_cli(capsys, *common, "--mode", mode, flag, value, *query)
+            assert code == EXIT_USAGE, (flag, mode, err)
+            assert f"{flag} applies to --mode hybrid only" in err
+            assert out == ""
+
+
+# -- the length of a query (item 17) -------------------------------------------------------------
+
+
+def words(n: int) -> str:
+    return " ".join(itertools.islice(itertools.cycle([*FILLER, "car", "automobile"]), n))
+
+
+def test_long_queries_are_refused_at_the_documented_limit(es_url, car_index, models):
+    assert car_index.search(words(MAX_QUERY_WORDS)).exact_guarantee
+    too_long = words(MAX_QUERY_WORDS + 1)
+    message = f"the query has {MAX_QUERY_WORDS + 1} words, more than max_query_words"
+    for search in (
+        lambda: car_index.search(too_long),
+        lambda: car_index.search(too_long, mode="native"),
+        lambda: car_index.search(too_long, mode="hybrid"),
+        lambda: car_index.rescore(too_long, ids=["d0"]),
+    ):
+        with pytest.raises(ValueError, match=message) as refused:
+            search()
+        assert "\n" not in str(refused.value)
+    short = SCMIndex(car_index.client, car_index.name, models["old"], max_query_words=3)
+    assert short.search("red fast old").exact_guarantee
+    with pytest.raises(ValueError, match="4 words, more than max_query_words=3"):
+        short.search("red fast old road")
+    with pytest.raises(ValueError, match="max_query_words"):
+        Searcher(car_index.client, car_index.name, models["old"], max_query_words=0)
+
+    async def work(client):
+        index = AsyncSCMIndex(client, car_index.name, models["old"], max_query_words=3)
+        with pytest.raises(ValueError, match="4 words, more than max_query_words=3"):
+            await index.search("red fast old road")
+        return await index.search("red fast old")
+
+    assert with_async_client(es_url, work).exact_guarantee
+
+
+@pytest.fixture(scope="module")
+def wide(es_client) -> tuple[SoftCosineModel, list[str], int]:
+    """A model of more distinct words than the cluster's clause limit, and that limit."""
+    limit = cluster_max_clauses(es_client)
+    vocabulary = [f"w{i}" for i in range(limit + 400)]
+    texts = [" ".join(vocabulary[i : i + 100]) for i in range(0, len(vocabulary), 50)]
+    return SoftCosineModel.build(texts), texts, limit
+
+
+def test_long_queries_never_overflow_the_clause_limit(es_client, index_name, wide):
+    model, texts, limit = wide
+    index = SCMIndex(es_client, index_name, model, max_query_words=10 * limit)
+    assert index.index_documents(
+        {"id": str(i), "text": text, "part": str(i % 2)} for i, text in enumerate(texts)
+    ).ok
+    query = " ".join(f"w{i}" for i in range(limit + 300))
+    filters = [{"term": {"metadata.part": "0"}}, {"exists": {"field": "text"}}]
+    native = index.search(query, k=5, mode="native", filter=filters)
+    assert len(native) == 5
+    assert native.pruned_terms >= 300 + len(filters)
+    with pytest.raises(ValueError, match=f"cluster's limit of {limit} clauses") as refused:
+        index.search(query, k=5, mode="hybrid")
+    assert "\n" not in str(refused.value)
+    fitting = " ".join(f"w{i}" for i in range(limit - 10))
+    assert len(index.search(fitting, k=5, mode="hybrid", filter=filters)) == 5
+    with pytest.raises(ValueError, match=f"cluster's limit of {limit} clauses"):
+        index.search(fitting, k=5, mode="hybrid", filter=filters * 6)
+
+
+def test_the_search_command_reads_queries_from_stdin(
+    capsys, monkeypatch, es_url, car_index, models, tmp_path
+):
+    model_dir = models["old"].save(tmp_path / "model")
+    common = ("search", "--model", model_dir, "--index", car_index.name, "--es-url", es_url)
+    expected = car_index.search(QUERY, k=3).ids()
+    monkeypatch.setattr("sys.stdin", io.StringIO(f"  {QUERY}\n"))
+    code, out, err = run_cli(capsys, *common, "--k", "3", "--json", "-")
+    assert code == EXIT_OK, err
+    assert [json.loads(line)["id"] for line in out.splitlines()] == expected
+    monkeypatch.setattr("sys.stdin", io.StringIO(f"q1\t{QUERY}\nq2\tred road\n"))
+    run_file = tmp_path / "stdin.run"
+    code, _, err = run_cli(capsys, *common, "--k", "3", "--queries", "-", "--run", run_file)
+    assert code == EXIT_OK, err
+    lines = run_file.read_text(encoding="utf-8").splitlines()
+    assert [line.split()[2] for line in lines if line.startswith("q1 ")] == expected
+    assert any(line.startswith("q2 ") for line in lines)
+    monkeypatch.setattr("sys.stdin", io.StringIO(json.dumps({"_id": "q3", "text": QUERY})))
+    code, _, err = run_cli(capsys, *common, "--k", "3", "--queries", "-", "--run", run_file)
+    assert code == EXIT_OK, err
+    assert run_file.read_text(encoding="utf-8").split()[0] == "q3"
+
+
+def test_the_search_command_bounds_query_length(
+    capsys, monkeypatch, es_url, car_index, models, tmp_path
+):
+    model_dir = models["old"].save(tmp_path / "model")
+    common = ("search", "--model", model_dir, "--index", car_index.name, "--es-url", es_url)
+    code, _, err = run_cli(capsys, *common, "--max-query-words", "3", "red fast old road")
+    assert code == EXIT_ERROR
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert "4 words, more than --max-query-words 3" in lines[0]
+    monkeypatch.setattr("sys.stdin", io.StringIO(words(MAX_QUERY_WORDS + 1)))
+    code, _, err = run_cli(capsys, *common, "-")
+    assert code == EXIT_ERROR
+    assert f"{MAX_QUERY_WORDS + 1} words, more than --max-query-words {MAX_QUERY_WORDS}" in err
+    topics = tmp_path / "topics.tsv"
+    topics.write_text(f"q1\t{QUERY}\nq2\tred fast old road\n", encoding="utf-8")
+    code, _, err = run_cli(
+        capsys, *common, "--max-query-words", "3", "--queries", topics, "--run", tmp_path / "r"
+    )
+    assert code == EXIT_ERROR
+    assert "query q2 has 4 words, more than --max-query-words 3" in err
+    assert not (tmp_path / "r").exists()
+    code, out, err = run_cli(
+        capsys, *common, "--max-query-words", "4", "--json", "red fast old road"
+    )
+    assert code == EXIT_OK, err
+    assert out

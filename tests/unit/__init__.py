@@ -1,0 +1,1 @@
+"""Tests that need no server and no Java."""

@@ -1,0 +1,75 @@
+"""Your schema without a server: metadata mapped ``flattened`` unless given, the text field's
+analyzer, options refused before any request, and the previous mapping read as the new default
+(on a real node: tests/integration/test_schema_es.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from es_scm.elastic.schema import (
+    METADATA_IGNORE_ABOVE,
+    index_mapping,
+    mapping_options,
+    metadata_field_mapping,
+)
+from tests.support import AERO_TEXTS
+
+TEXTS = AERO_TEXTS
+
+
+def test_metadata_is_flattened_by_default(model):
+    mapping = index_mapping(model)
+    assert mapping["properties"]["metadata"] == {
+        "type": "flattened",
+        "ignore_above": METADATA_IGNORE_ABOVE,
+    }
+    assert mapping["properties"]["text"] == {"type": "text"}
+    assert mapping["_meta"]["es_scm"]["schema_version"] == 2
+
+
+def test_explicit_metadata_and_analyzer_options(model):
+    mapping = index_mapping(
+        model, text_analyzer="simple", metadata_mapping={"published": {"type": "date"}}
+    )
+    assert mapping["properties"]["text"] == {"type": "text", "analyzer": "simple"}
+    assert mapping["properties"]["metadata"] == {
+        "type": "object",
+        "dynamic": False,
+        "properties": {"published": {"type": "date"}},
+    }
+    assert mapping_options(mapping) == {
+        "text_analyzer": "simple",
+        "metadata_mapping": {"published": {"type": "date"}},
+        "expansion": "query",
+    }
+    assert mapping_options(index_mapping(model, expansion="documents")) == {
+        "text_analyzer": None,
+        "metadata_mapping": None,
+        "expansion": "documents",
+    }
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"metadata_mapping": {"published": "date"}}, "metadata_mapping must be"),
+        ({"metadata_mapping": ["published"]}, "metadata_mapping must be"),
+        ({"text_analyzer": "two words"}, "text_analyzer must be"),
+        ({"text_analyzer": ""}, "text_analyzer must be"),
+    ],
+)
+def test_bad_schema_options_are_refused_before_any_request(model, options, message):
+    with pytest.raises(ValueError, match=message):
+        index_mapping(model, **options)
+
+
+def test_a_previous_default_metadata_mapping_reads_as_the_new_default():
+    old = {"properties": {"text": {"type": "text"}, "metadata": {"type": "object"}}}
+    assert mapping_options(old) == {
+        "text_analyzer": None,
+        "metadata_mapping": None,
+        "expansion": "query",  # an index older than the option expands queries
+    }
+    empty = {"properties": {"metadata": {"dynamic": "false"}}}  # no properties: an empty object
+    assert mapping_options(empty)["metadata_mapping"] == {}
+    assert metadata_field_mapping({})["dynamic"] is False
