@@ -296,7 +296,9 @@ def test_a_red_index_is_named_while_the_cluster_answers(cluster, client, model, 
     assert report.indexed + report.skipped == len(read)
     client.cluster.health(index=red, wait_for_status="green", timeout="120s")
     client.indices.refresh(index=red)
-    assert index.count() == report.indexed
+    # skipped means "not confirmed": a write that the lost primary took before it went away and
+    # that Elasticsearch then answered 503 for comes back with the shard
+    assert report.indexed <= index.count() <= report.indexed + report.skipped
     index.delete()
 
 
