@@ -15,7 +15,8 @@ The plan (:meth:`BulkPlan.send`) is a generator of steps (:mod:`es_scm.elastic.c
    documents rejected with 429, 502 or 504 itself. A request rejected as a whole for its content
    (400, 413, or a document the serializer refuses) is split in halves until the bad documents
    are isolated; they fail alone.
-3. It waits out what may pass: a cluster that cannot be reached, and documents whose shard has
+3. A request that cannot connect to a node goes on to another at once (the client's node pool);
+   it waits out what may pass: a cluster that cannot be reached, and documents whose shard has
    no active primary (503: the index is red, or a primary is moving). Elasticsearch waits
    :data:`SHARD_WAIT` for a primary before answering, well within the client's request timeout,
    so the cause is Elasticsearch's answer and not a timeout; the cluster's health then names it
@@ -59,6 +60,9 @@ _UNAVAILABLE = 503
 _SPLITTABLE = (400, 413)  # a whole request rejected for what some of its documents hold
 _FLOOD_STAGE = "flood-stage watermark"
 _NO_RETRY = {"max_retries": 0, "retry_on_status": ()}  # the plan retries, with its budget
+# a bulk request that cannot connect goes on to another node at once (a dead node of a cluster
+# costs no wait); a timeout or a lost answer is the plan's, which knows it may have been applied
+_FAILOVER = {"max_retries": 2, "retry_on_status": (), "retry_on_timeout": False}
 # a question the plan asks once, to any node that answers (a dead one is passed over)
 _ONE_TRY = {"max_retries": 2, "retry_on_status": (), "request_timeout": 10}
 
@@ -127,6 +131,7 @@ class _Retrying:
         self.budget = budget
         self.since: float | None = None
         self.delay = min(1.0, budget)
+        self.shard_reason: str | None = None  # why Elasticsearch last refused a shard's documents
 
     def next_wait(self, problem: str) -> float:
         """The wait before the next try (logged with ``problem``); stop when the budget is spent."""
@@ -208,6 +213,7 @@ class BulkPlan:
                 waiting = {doc_id for doc_id, _ in answered.unavailable}
                 pending = [action for action in pending if action["_id"] in waiting]
                 reason = answered.unavailable[0][1]
+                retrying.shard_reason = reason
                 problem = f"shards of the index {self.index!r} have no active primary ({reason})"
                 yield from self._wait(retrying, problem, reason)
         except SendingStopped as stop:  # count what was written before the stop
@@ -265,9 +271,9 @@ class BulkPlan:
 
     def _bulk(self, actions: list[dict], refresh: bool) -> Plan[Answers]:
         """One bulk request of ``actions`` through the client's ``streaming_bulk``."""
-        # Connection errors and unavailable shards are the plan's (with a time budget), the
-        # other statuses streaming_bulk's: the transport retries neither, so no retry loop
-        # nests in another.
+        # Unreachable clusters and unavailable shards are the plan's (with a time budget), the
+        # other statuses streaming_bulk's; the transport only moves a request that cannot
+        # connect to another node (at most twice, at once), so no waiting loop nests in another.
         arguments = {
             "actions": actions,
             "chunk_size": len(actions),
@@ -283,7 +289,7 @@ class BulkPlan:
         if refresh:
             arguments["refresh"] = "true"
         answers = Answers()
-        yield Bulk(arguments, answers.record, _NO_RETRY)
+        yield Bulk(arguments, answers.record, _FAILOVER)
         return answers
 
     def _split(self, actions: list[dict], refresh: bool) -> Plan[Answers]:
@@ -307,7 +313,9 @@ class BulkPlan:
         self, retrying: _Retrying, problem: str, cause: str | None = None
     ) -> Generator[Any, Any, None]:
         """Wait before the next try, saying why (stop when the retry budget is spent)."""
-        wait = retrying.next_wait((yield from self._diagnose(problem, cause or problem)))
+        # a red index is named with Elasticsearch's reason, even when this try met a dead node
+        cause = retrying.shard_reason or cause or problem
+        wait = retrying.next_wait((yield from self._diagnose(problem, cause)))
         if (yield Wait(wait, self.stop)):
             raise SendingStopped("stopped")
 
