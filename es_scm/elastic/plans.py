@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 from elasticsearch import ApiError
 
 from es_scm.elastic.calls import WHOLE_SOURCE, Call, Plan, search_call
@@ -103,7 +104,10 @@ class _Windows:
 
     expanded: ExpandedQuery
     need: int
-    fetched: dict[str, tuple[float, float, dict]] = field(default_factory=dict)
+    # id → (exact score, native score, _source, stored vector y'): each vector parsed once
+    fetched: dict[str, tuple[float, float, dict, tuple[np.ndarray, np.ndarray]]] = field(
+        default_factory=dict
+    )
     lowest_native: float = math.inf
     exhaustive: bool = False
     proven: bool = False
@@ -116,9 +120,10 @@ class _Windows:
 
     def add(self, hits: list[dict], requested: int) -> None:
         """The next ``requested`` native hits (fewer: Elasticsearch had no more matches)."""
-        exact = self.expanded.exact_scores([stored_vector(h["_source"]) for h in hits])
-        for h, score in zip(hits, exact, strict=True):
-            self.fetched[h["_id"]] = (score, h["_score"], h["_source"])
+        vectors = [stored_vector(h["_source"]) for h in hits]
+        exact = self.expanded.exact_scores(vectors)
+        for h, score, vector in zip(hits, exact, vectors, strict=True):
+            self.fetched[h["_id"]] = (score, h["_score"], h["_source"], vector)
             self.lowest_native = min(self.lowest_native, h["_score"])
         self.exhaustive = len(hits) < requested
         bound = self.expanded.unseen_upper_bound(0.0 if self.exhaustive else self.lowest_native)
@@ -163,7 +168,7 @@ def exact_plan(
             score,
             public_source(fetched[doc_id][2]),
             expanded.native_score(fetched[doc_id][1]),
-            vector=stored_vector(fetched[doc_id][2]),
+            vector=fetched[doc_id][3],
         )
         for doc_id, score in state.ranked[from_:need]
     ]
