@@ -58,6 +58,7 @@ __all__ = [
     "MAX_QUERY_WORDS",
     "NEIGHBOR_MODES",
     "SIMILARITY_DEFAULTS",
+    "TEXT_ANALYZER",
     "TRAINING_DEFAULTS",
     "TRAINING_METHODS",
     "TRAINING_SCALE",
@@ -74,6 +75,11 @@ AUTO_EMBEDDINGS = AutoOptions(glove_weight=0.3, min_training_tokens=2_000)
 #: words of each embeddings source outside the vocabulary are kept with a model
 #: (:mod:`es_scm.similarity.unseen`; 100,000 GloVe words take 10 MB as float16).
 UNSEEN_LIMIT = 100_000
+#: The analyzer of an index's BM25 ``text`` field: the language's own, as a search engineer would
+#: configure BM25 (Porter stemming and English stop words for English; built into Elasticsearch,
+#: served by the local runner's plugin). BM25 with ``standard`` loses 2–6 points on every
+#: English collection measured (docs/QUALITY.md); it stays available by name.
+TEXT_ANALYZER = "english"
 #: Where an index applies S: to the query at search time (x' = SᵀWx, the default) or to the
 #: documents at indexing time (Sy' stored; the query sends Wx only): :mod:`es_scm.elastic.query`.
 EXPANSIONS = ("query", "documents")

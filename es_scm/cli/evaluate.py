@@ -33,6 +33,7 @@ from es_scm.cli.options import (
     positive_int,
 )
 from es_scm.cli.progress import progress_messages
+from es_scm.defaults import TEXT_ANALYZER
 
 logger = logging.getLogger(__name__)
 
@@ -100,7 +101,20 @@ def add_trec_arguments(parser: argparse.ArgumentParser) -> None:
         help="evaluate only the first N judged queries (quick runs)",
     )
     parser.add_argument("--run-dir", metavar="DIR", help="also write TREC run files here")
+    _add_run_files(parser)
     _add_evaluation_options(parser)
+
+
+def _add_run_files(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--runs",
+        nargs="+",
+        default=[],
+        metavar="[NAME=]FILE",
+        help="TREC run files made elsewhere (a dense retriever's, another system's) to evaluate "
+        "and compare with BM25 beside es-scm's methods; NAME defaults to the file's name "
+        "without its suffix (with one --collection only)",
+    )
 
 
 def add_collection_arguments(parser: argparse.ArgumentParser) -> None:
@@ -112,7 +126,10 @@ def add_collection_arguments(parser: argparse.ArgumentParser) -> None:
     )
     group = add_judged_collection_options(parser, "topics and judgments", corpus_help)
     group.add_argument(
-        "--name", help="the collection's name in the table (default: the corpus's or the index's)"
+        "--name",
+        help="the collection's name in the table (default: the corpus file's name, or its "
+        "folder's when the file has a generic name such as BEIR's corpus.jsonl; with --index, "
+        "the index's)",
     )
     group.add_argument(
         "--depth", type=positive_int, default=100, help="documents retrieved per topic (100)"
@@ -127,6 +144,7 @@ def add_collection_arguments(parser: argparse.ArgumentParser) -> None:
     )
     group.add_argument("--run", metavar="FILE", help="write the SCM's run in TREC format")
     group.add_argument("--run-dir", metavar="DIR", help="write every method's TREC run here")
+    _add_run_files(group)
     saved = parser.add_argument_group("a saved model and an existing index")
     saved.add_argument(
         "--model",
@@ -220,7 +238,7 @@ def _settings(args: argparse.Namespace, model: Any, embeddings: Any) -> dict[str
         "weighting": description["document_weighting"],
         "query_weighting": description["query_weighting"],
         "hybrid": _effective_hybrid(args, model),
-        "bm25_analyzer": getattr(args, "bm25_analyzer", None) or "standard",
+        "bm25_analyzer": getattr(args, "bm25_analyzer", None) or TEXT_ANALYZER,
         "n_terms": description["terms"],
         "similarity_nnz": description["similarity_nnz"],
         "similarity": description["similarity"],
@@ -288,6 +306,10 @@ def run_semeval(args: argparse.Namespace) -> int:
         text_analyzer=args.bm25_analyzer,
     )
     print(report.markdown())
+    significance = report.significance_markdown()
+    if significance:
+        print("\nEach method against BM25, question by question (AP):\n")
+        print(significance)
     made = results_provenance(args, client) if args.json or args.per_question else None
     if args.json:
         report.write_json(args.json, made)
@@ -371,11 +393,33 @@ def run_trec(args: argparse.Namespace) -> int:
     return _evaluate(args, _read_collections(args))
 
 
+def _run_files(args: argparse.Namespace, collections: list[Any]) -> dict[str, Any]:
+    """``--runs``: name → the run of each file (one line names a bad file or line)."""
+    from es_scm.evaluation.trec import read_trec_run
+
+    if args.runs and len(collections) > 1:
+        raise CLIError("--runs goes with one collection (its files hold that collection's run)")
+    runs = {}
+    for spec in args.runs:
+        name, _, path = spec.partition("=") if "=" in spec else ("", "", spec)
+        name = name or Path(path).name.split(".")[0]
+        if name in runs:
+            raise CLIError(f"--runs: two runs are named {name!r}; name them (NAME=FILE)")
+        if not Path(path).is_file():
+            raise CLIError(f"--runs: no such run file: {path}")
+        try:
+            runs[name] = read_trec_run(path)
+        except (ValueError, UnicodeDecodeError) as error:
+            raise CLIError(f"--runs: {error}") from None
+    return runs
+
+
 def _evaluate(args: argparse.Namespace, collections: list[Any]) -> int:
     from es_scm.evaluation.trec import MEASURES, run_collection, write_trec_run
     from es_scm.model import SoftCosineModel
 
     progress_messages(args)  # on by default for evaluations (long runs), off with --quiet
+    given_runs = _run_files(args, collections)
     saved = load_model(args.model) if getattr(args, "model", None) else None
     embeddings = None if saved is not None else _embeddings(args)
     client = client_from_args(args)
@@ -407,6 +451,7 @@ def _evaluate(args: argparse.Namespace, collections: list[Any]) -> int:
             measures=getattr(args, "metrics", MEASURES),
             existing_index=existing,
             text_analyzer=args.bm25_analyzer,
+            runs=given_runs,
         )
         reports.append(report)
         if getattr(args, "run", None):
@@ -418,6 +463,10 @@ def _evaluate(args: argparse.Namespace, collections: list[Any]) -> int:
                 write_trec_run(run, Path(args.run_dir) / f"{collection.name}.{tag}.run", tag)
     for number, report in enumerate(reports):
         print(report.markdown(header=number == 0))
+    significance = [r.significance_markdown(header=n == 0) for n, r in enumerate(reports)]
+    if any(significance):
+        print("\nEach method against BM25, query by query:\n")
+        print("\n".join(table for table in significance if table))
     if args.json:
         payload = {
             "provenance": results_provenance(args, client),

@@ -27,7 +27,7 @@ from es_scm.cli.options import (
     read_documents,
 )
 from es_scm.corpus import ON_ERROR
-from es_scm.defaults import EXPANSIONS
+from es_scm.defaults import EXPANSIONS, TEXT_ANALYZER
 from es_scm.validation import Interval, Text, argparse_type
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -95,8 +95,9 @@ def _add_schema_options(parser: argparse.ArgumentParser) -> None:
         "--text-analyzer",
         type=argparse_type(Text(r"[^\s,]+", "an analyzer name"), str),
         metavar="NAME",
-        help="analyzer of the BM25 text field (default: standard; e.g. simple, whitespace, or "
-        "english where the cluster has it)",
+        help=f"analyzer of the BM25 text field (default {TEXT_ANALYZER}: the language's, with "
+        "stemming and stop words; standard for Elasticsearch's language-neutral one; simple, "
+        "whitespace, or any analyzer the cluster has)",
     )
     schema.add_argument(
         "--metadata-mapping",

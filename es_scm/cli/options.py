@@ -23,6 +23,7 @@ from es_scm.defaults import (
     HYBRID_DEFAULTS,
     NEIGHBOR_MODES,
     SIMILARITY_DEFAULTS,
+    TEXT_ANALYZER,
 )
 from es_scm.options import LevenshteinOptions, SimilarityOptions
 from es_scm.validation import (
@@ -311,9 +312,10 @@ def add_bm25_analyzer(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--bm25-analyzer",
         metavar="NAME",
-        help="analyzer of BM25's text field in the index made for the evaluation, e.g. english "
-        "(Porter stemming and English stop words: the fair BM25 for English text; built into "
-        "Elasticsearch, and served by the local runner's plugin); default standard",
+        help="analyzer of BM25's text field in the index made for the evaluation (default "
+        f"{TEXT_ANALYZER}: Porter stemming and English stop words, the fair BM25 for English "
+        "text; built into Elasticsearch and served by the local runner's plugin); standard "
+        "for Elasticsearch's language-neutral one",
     )
 
 

@@ -45,7 +45,7 @@ import numpy as np
 from elasticsearch import Elasticsearch
 
 from es_scm._version import __version__
-from es_scm.defaults import EXPANSIONS
+from es_scm.defaults import EXPANSIONS, TEXT_ANALYZER
 from es_scm.elastic.calls import Call, Plan
 from es_scm.elastic.connection import cluster_version, version_tuple
 from es_scm.elastic.runtime import SyncRuntime
@@ -185,17 +185,17 @@ def index_mapping(
 ) -> dict[str, Any]:
     """The index mapping for documents vectorized by ``model``, with the model in ``_meta``.
 
-    ``text_analyzer`` is the analyzer of the BM25 ``text`` field (default: the index's
-    default, ``standard``); ``metadata_mapping`` the ``properties`` of the metadata fields (see
-    :func:`metadata_field_mapping`; default: ``flattened``); ``version`` the cluster's
-    (:func:`vector_field_mapping`; default: the newest); ``expansion`` one of
-    :data:`EXPANSIONS` (``"documents"`` adds the field of Sy', kept out of ``_source``).
+    ``text_analyzer`` is the analyzer of the BM25 ``text`` field (default
+    :data:`~es_scm.defaults.TEXT_ANALYZER`, ``english``; ``standard`` on request), written into
+    the mapping by name so that the index says which analyzer it has; ``metadata_mapping`` the
+    ``properties`` of the metadata fields (see :func:`metadata_field_mapping`; default:
+    ``flattened``); ``version`` the cluster's (:func:`vector_field_mapping`; default: the
+    newest); ``expansion`` one of :data:`EXPANSIONS` (``"documents"`` adds the field of Sy',
+    kept out of ``_source``).
     """
     text_analyzer = check(text_analyzer, "text_analyzer", ANALYZER_NAME)
     expansion = check(expansion, "expansion", Options(EXPANSIONS))
-    text: dict[str, Any] = {"type": "text"}
-    if text_analyzer is not None:
-        text["analyzer"] = text_analyzer
+    text: dict[str, Any] = {"type": "text", "analyzer": text_analyzer or TEXT_ANALYZER}
     scm_fields = {"vector": vector_field_mapping(version), "empty": {"type": "boolean"}}
     mapping: dict[str, Any] = {}
     if expansion == "documents":
@@ -226,8 +226,9 @@ def mapping_options(mappings: Mapping[str, Any]) -> dict[str, Any]:
     """The ``text_analyzer``, ``metadata_mapping`` and ``expansion`` that made ``mappings``.
 
     The inverse of :func:`index_mapping` for those options, so that a new index can be made
-    like an old one. Metadata mapped by es-scm before the default became ``flattened`` (a
-    dynamic object) gives ``None``: the new default.
+    like an old one. An index made before es-scm wrote the analyzer into the mapping has
+    Elasticsearch's default, ``standard``, which is what it gives. Metadata mapped by es-scm
+    before the default became ``flattened`` (a dynamic object) gives ``None``: the new default.
     """
     properties = mappings.get("properties", {})
     metadata = properties.get(METADATA_FIELD, {})
@@ -236,7 +237,7 @@ def mapping_options(mappings: Mapping[str, Any]) -> dict[str, Any]:
         "false",
     )
     return {
-        "text_analyzer": properties.get(TEXT_FIELD, {}).get("analyzer"),
+        "text_analyzer": properties.get(TEXT_FIELD, {}).get("analyzer", "standard"),
         "metadata_mapping": metadata.get("properties", {}) if explicit else None,
         "expansion": mappings.get("_meta", {}).get("es_scm", {}).get("expansion", "query"),
     }

@@ -48,8 +48,10 @@ from es_scm.evaluation.metrics import (
     semeval_scores,
 )
 from es_scm.evaluation.semeval_data import OriginalQuestion, clean_text
+from es_scm.evaluation.significance import Comparison, compare, comparison_table
 
 __all__ = [
+    "BASELINE",
     "METHOD_LABELS",
     "SemEvalReport",
     "build_model",
@@ -60,6 +62,8 @@ __all__ = [
     "run_all",
 ]
 
+#: The method every other is compared with, question by question: Elasticsearch's BM25.
+BASELINE = "es-bm25"
 METHOD_LABELS = {
     "ir-baseline": "IR baseline (official, gold columns 3–4)",
     "tfidf": "TF-IDF cosine (local)",
@@ -210,13 +214,33 @@ class SemEvalReport:
     settings: dict[str, Any] = field(default_factory=dict)
     seconds: dict[str, float] = field(default_factory=dict)
 
+    def comparisons(self, baseline: str = BASELINE) -> list[Comparison]:
+        """Every method against ``baseline`` (BM25 through Elasticsearch) on each question's AP,
+        the official MAP's summands (:func:`~es_scm.evaluation.significance.compare`); none
+        when the baseline was not run."""
+        values: dict[str, dict[str, float]] = {}
+        for qid, details in self.per_question.items():
+            for method, scores in details["methods"].items():
+                values.setdefault(method, {})[qid] = float(scores["AP"])
+        if baseline not in values:
+            return []
+        return compare(values, baseline, measure="AP")
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "settings": self.settings,
             "methods": self.methods,
             "seconds": self.seconds,
             "questions": len(self.per_question),
+            "comparisons": [c.to_dict() for c in self.comparisons()],
         }
+
+    def significance_markdown(self) -> str:
+        """Each method against BM25, question by question (AP): Δ MAP, p-values, W/T/L."""
+        comparisons = self.comparisons()
+        if not comparisons:
+            return ""
+        return comparison_table(comparisons, "SemEval", labels=METHOD_LABELS)
 
     def markdown(self) -> str:
         """The MAP / AvgRec / MRR table (× 100), in the methods' order."""

@@ -31,7 +31,14 @@ from pathlib import Path
 from es_scm.corpus import read_corpus
 from es_scm.evaluation.collections import TestCollection
 
-__all__ = ["parse_topics", "read_qrels", "read_test_collection", "read_topics"]
+__all__ = [
+    "GENERIC_NAMES",
+    "collection_name",
+    "parse_topics",
+    "read_qrels",
+    "read_test_collection",
+    "read_topics",
+]
 
 _ID_KEYS = ("id", "_id", "qid", "query_id", "num")
 _TEXT_KEYS = ("text", "query", "title")
@@ -148,6 +155,23 @@ def _is_number(text: str) -> bool:
         return False
 
 
+#: File names that say what a file holds, not which collection: BEIR's corpus.jsonl and
+#: queries.jsonl, and the like. A collection read from one is named after its folder.
+GENERIC_NAMES = frozenset({"corpus", "docs", "documents", "collection", "queries", "topics"})
+
+
+def collection_name(path: str | Path) -> str:
+    """The name of the collection a file belongs to: the file's name without its suffixes, or its
+    folder's when that name is generic (:data:`GENERIC_NAMES`: ``beir-scifact/corpus.jsonl`` is
+    ``beir-scifact``)."""
+    path = Path(path)
+    stem = path.name.split(".")[0]
+    if stem.lower() in GENERIC_NAMES or not stem:
+        folder = path.resolve().parent.name
+        return folder or stem
+    return stem
+
+
 def read_test_collection(
     corpus: str | Path | None,
     topics: str | Path,
@@ -163,9 +187,9 @@ def read_test_collection(
 ) -> TestCollection:
     """A :class:`TestCollection` from a corpus, a topics file and a qrels file.
 
-    ``corpus`` None gives a collection without documents, for an index that holds them already;
-    its name is then ``name`` or the topics file's. The corpus options are
-    :func:`~es_scm.corpus.read_corpus`'s.
+    ``corpus`` None gives a collection without documents, for an index that holds them already.
+    The collection's name is ``name``, else :func:`collection_name` of the corpus (or, without
+    one, of the topics file). The corpus options are :func:`~es_scm.corpus.read_corpus`'s.
     """
     documents: dict[str, str] = {}
     if corpus is not None:
@@ -174,5 +198,5 @@ def read_test_collection(
             document.id: document.text
             for document in read_corpus(corpus, corpus_format, encoding=encoding, **options)
         }
-    name = name or Path(corpus if corpus is not None else topics).stem.split(".")[0]
+    name = name or collection_name(corpus if corpus is not None else topics)
     return TestCollection(name, documents, read_topics(topics, topic_fields), read_qrels(qrels))

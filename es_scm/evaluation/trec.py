@@ -14,12 +14,18 @@ MAP (AP over the retrieved ``depth``), nDCG@10 and R@100 (:data:`MEASURES`, or a
 ``ir_measures`` measures: :func:`check_measures`) are computed by ``ir_measures`` (pytrec_eval
 underneath) over the judged queries — those with at least one relevant document. Graded gains
 (Cranfield) feed nDCG; AP and recall count any positive grade as relevant.
+
+Runs made elsewhere (a dense retriever's, another system's: TREC run files, :func:`read_trec_run`)
+are evaluated beside es-scm's methods, and every method is compared with the baseline, BM25 on
+the same index, query by query (:mod:`es_scm.evaluation.significance`: wins/ties/losses, the
+paired randomization test and the paired t-test).
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import math
 import time
 import uuid
 from collections.abc import Mapping, Sequence
@@ -27,20 +33,25 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from es_scm.evaluation.significance import Comparison, compare, comparison_table
 from es_scm.extras import require
 
 __all__ = [
+    "BASELINE",
     "MEASURES",
     "TrecReport",
     "check_measures",
     "evaluate_runs",
     "measure_label",
     "read_collection_files",
+    "read_trec_run",
     "run_collection",
     "write_trec_run",
 ]
 
 MEASURES = ("AP", "nDCG@10", "R@100")
+#: The method every other is compared with: BM25 on the same index (its text field's analyzer).
+BASELINE = "bm25"
 logger = logging.getLogger(__name__)
 
 METHOD_LABELS = {
@@ -130,6 +141,42 @@ def evaluate_runs(
     return aggregate, per_query
 
 
+def read_trec_run(path: str | Path) -> Run:
+    """A run in TREC format (``qid Q0 docid rank score tag``, white space between the columns).
+
+    The scores rank the documents (the rank column is not read: TREC's own tools sort by score
+    too). A document listed twice for one query keeps its higher score.
+
+    Raises
+    ------
+    ValueError
+        One line naming the file and the line that is not a run line.
+    """
+    run: Run = {}
+    with open(path, encoding="utf-8") as lines:
+        for number, line in enumerate(lines, start=1):
+            parts = line.split()
+            if not parts:
+                continue
+            if len(parts) != 6:
+                raise ValueError(
+                    f"{path}:{number}: a TREC run line has 6 columns (qid Q0 docid rank score "
+                    f"tag), got {len(parts)}"
+                )
+            try:
+                score = float(parts[4])
+            except ValueError:
+                message = f"{path}:{number}: the score {parts[4]!r} is not a number"
+                raise ValueError(message) from None
+            if not math.isfinite(score):
+                raise ValueError(f"{path}:{number}: the score {parts[4]!r} is not finite")
+            documents = run.setdefault(parts[0], {})
+            documents[parts[2]] = max(score, documents.get(parts[2], -math.inf))
+    if not run:
+        raise ValueError(f"{path}: the run file has no line")
+    return run
+
+
 def write_trec_run(run: Run, path: str | Path, tag: str) -> None:
     """Write a run in TREC format: ``qid Q0 docid rank score tag``."""
     with open(path, "w", encoding="utf-8") as out:
@@ -150,18 +197,47 @@ class TrecReport:
     seconds: dict[str, float] = field(default_factory=dict)
     queries: int = 0
     measures: list[str] = field(default_factory=lambda: list(MEASURES))
+    baseline: str = BASELINE
+
+    def comparisons(self, measure: str | None = None) -> list[Comparison]:
+        """Every method against :attr:`baseline` on ``measure`` (default: the first measure),
+        query by query (:func:`~es_scm.evaluation.significance.compare`)."""
+        measure = measure or self.measures[0]
+        values = {
+            method: {q: row.get(measure, 0.0) for q, row in queries.items()}
+            for method, queries in self.per_query.items()
+        }
+        return compare(values, self.baseline, measure=measure)
 
     def to_dict(self) -> dict[str, Any]:
-        """Everything, per-query values included (``per_query[method][query][measure]``)."""
+        """Everything, per-query values included (``per_query[method][query][measure]``), and
+        each method's comparison with the baseline on every measure."""
+        comparisons = {}
+        if self.baseline in self.per_query:
+            comparisons = {
+                m: [c.to_dict() for c in self.comparisons(m)]
+                for m in self.measures
+                if not _is_count(m)
+            }
         return {
             "collection": self.collection,
             "queries": self.queries,
             "measures": self.measures,
             "settings": self.settings,
             "methods": self.methods,
+            "baseline": self.baseline,
+            "comparisons": comparisons,
             "seconds": self.seconds,
             "per_query": self.per_query,
         }
+
+    def significance_markdown(self, header: bool = True) -> str:
+        """Each method against the baseline on the first measure: means, Δ, p-values, W/T/L."""
+        if self.baseline not in self.per_query or _is_count(self.measures[0]):
+            return ""
+        return comparison_table(
+            self.comparisons(), self.collection, labels=METHOD_LABELS, header=header
+        )
 
     def markdown(self, header: bool = True) -> str:
         """One row per method: collection, method and the measures (× 100; counts as they are).
@@ -197,6 +273,7 @@ def run_collection(
     measures: Sequence[str] = MEASURES,
     existing_index: str | None = None,
     text_analyzer: str | None = None,
+    runs: Mapping[str, Run] | None = None,
 ) -> tuple[TrecReport, dict[str, Run]]:
     """Index ``collection``'s documents with ``model`` and evaluate BM25, SCM and BM25 + SCM.
 
@@ -223,10 +300,15 @@ def run_collection(
         Search this index (alias, pattern) built with ``model`` instead of indexing the
         collection's documents; it is never deleted. An index built with another model raises
         :class:`~es_scm.elastic.ModelMismatchError` before any search.
+    runs : mapping, optional
+        Name → a run made elsewhere (:func:`read_trec_run`: a dense retriever's, another
+        system's), evaluated and compared with the baseline beside es-scm's methods. Its
+        queries that the collection does not judge are not read.
 
     Returns
     -------
     (TrecReport, runs)
+        The runs are es-scm's methods' (not the ones given).
     """
     from es_scm.elastic import SCMIndex, Searcher
 
@@ -246,17 +328,22 @@ def run_collection(
     try:
         if index is not None:
             seconds["index"] = _index_collection(index, collection, text_analyzer)
-        runs, timers = _search_queries(client, searcher, collection.name, queries, depth, hybrids)
+        made, timers = _search_queries(client, searcher, collection.name, queries, depth, hybrids)
         seconds.update({f"search_{m}": t for m, t in timers.items()})
     finally:
         if index is not None and not keep_index:
             index.delete()
+    given = {name: _judged_part(run, queries) for name, run in (runs or {}).items()}
+    clash = sorted(set(given) & set(made))
+    if clash:
+        raise ValueError(f"a run given is named like a method of es-scm: {clash[0]!r}")
+    every = {**made, **given}
     aggregate, per_query = evaluate_runs(
         {q: collection.qrels[q] for q in queries},
-        {m: _nonempty(r) for m, r in runs.items()},
+        {m: _nonempty(r) for m, r in every.items()},
         measures,
     )
-    empty = {m: sorted(q for q in queries if not r.get(q)) for m, r in runs.items()}
+    empty = {m: sorted(q for q in queries if not r.get(q)) for m, r in every.items()}
     trec_report = TrecReport(
         collection=collection.name,
         methods=aggregate,
@@ -266,7 +353,12 @@ def run_collection(
         queries=len(queries),
         measures=measures,
     )
-    return trec_report, runs
+    return trec_report, made
+
+
+def _judged_part(run: Run, queries: Mapping[str, str]) -> Run:
+    """The run's results for the judged ``queries`` (none for a query it left out)."""
+    return {q: dict(run.get(q, {})) for q in queries}
 
 
 def _checked_measures(measures: Sequence[str], depth: int) -> list[str]:

@@ -31,7 +31,7 @@ import sys
 from collections.abc import Callable, Collection
 from pathlib import Path
 
-from es_scm.tools.system import pid_alive
+from es_scm.processes import pid_alive
 
 __all__ = ["replace_folder", "restore_interrupted_save"]
 

@@ -17,6 +17,8 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from es_scm.processes import pid_alive
+
 __all__ = [
     "SERVICE_USER",
     "DiskWatermark",
@@ -47,17 +49,6 @@ def log(message: str) -> None:
 
 
 # --------------------------------------------------------------------------- processes and ports
-
-
-def pid_alive(pid: int) -> bool:
-    """Whether a process with this id exists (one of another user counts too)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def port_open(port: int, host: str = "127.0.0.1", timeout: float = 1.0) -> bool:

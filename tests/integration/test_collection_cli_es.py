@@ -60,8 +60,49 @@ def test_eval_collection_on_beir_files_with_a_saved_model_and_chosen_metrics(
     }
     assert per_query["scm"]["q3"]["AP"] == pytest.approx(1.0)
     lines = out.splitlines()
+    folder = Path(beir["corpus"]).parent.name  # BEIR's corpus.jsonl: named after its folder
+    assert report["collection"] == folder
     assert lines[0] == "| collection | method | MAP | P@1 | nDCG@10 |"
-    assert "| corpus | BM25 (Elasticsearch) | 50.00 | 100.00 |" in lines[2]
+    assert f"| {folder} | BM25 (Elasticsearch) | 50.00 | 100.00 |" in lines[2]
+    # every method against BM25, topic by topic: the SCM wins on each of the four (AP 1 vs 0.5)
+    (scm,) = [c for c in report["comparisons"]["AP"] if c["method"] == "scm"]
+    assert (scm["wins"], scm["ties"], scm["losses"]) == (len(SYNONYM_TOPICS), 0, 0)
+    assert scm["delta"] == pytest.approx(0.5)
+    # four positive differences: only they and their mirror reach the mean, 2 of 16 assignments
+    assert scm["p_randomization"] == pytest.approx(2 / 16, abs=0.02)
+    assert f"| {folder} | SCM (Elasticsearch, exact) vs BM25 (Elasticsearch) | AP |" in out
+    assert "| 4/0/0 |" in out
+
+
+def test_eval_collection_evaluates_a_run_file_beside_its_methods(
+    cli, beir, es_url: str, tmp_path: Path
+) -> None:
+    perfect = tmp_path / "oracle.run"  # each topic's two relevant documents first: AP 1
+    perfect.write_text(
+        "".join(
+            f"{q} Q0 {d} {rank} {3 - rank} oracle\n"
+            for q, ds in SYNONYM_RELEVANT.items()
+            for rank, d in enumerate(ds, start=1)
+        )
+    )
+    summary = tmp_path / "eval.json"
+    code, out, err = cli(
+        "eval", "collection", "--corpus", beir["corpus"], *beir_judgements(beir),
+        "--model", beir["model"], "--metrics", "AP", "--runs", f"best={perfect}",
+        "--es-url", es_url, "--json", summary, "--quiet",
+    )  # fmt: skip
+    assert code == EXIT_OK, err
+    report = json.loads(summary.read_text())["collections"][0]
+    assert report["methods"]["best"]["AP"] == pytest.approx(1.0)
+    (best,) = [c for c in report["comparisons"]["AP"] if c["method"] == "best"]
+    assert (best["wins"], best["losses"]) == (len(SYNONYM_TOPICS), 0)
+    assert "| best vs BM25 (Elasticsearch) | AP |" in out
+    code, _, err = cli(
+        "eval", "collection", "--corpus", beir["corpus"], *beir_judgements(beir),
+        "--model", beir["model"], "--runs", str(tmp_path / "missing.run"), "--es-url", es_url,
+    )  # fmt: skip
+    assert code != EXIT_OK
+    assert one_error_line(err).endswith(f"no such run file: {tmp_path / 'missing.run'}")
 
 
 def test_eval_collection_on_an_existing_index(
@@ -152,9 +193,10 @@ def test_tune_shows_a_line_per_setting_unless_quiet(cli, beir, es_url: str) -> N
     code, _, err = cli(*tune)
     assert code == EXIT_OK, err
     progress = [line for line in err.splitlines() if line.startswith("es-scm: ")]
+    folder = Path(beir["corpus"]).parent.name  # the collection: BEIR's corpus.jsonl's folder
     assert progress == [
-        "es-scm: corpus: setting 1/2: nonzero_limit=0",
-        "es-scm: corpus: setting 2/2: nonzero_limit=10",
+        f"es-scm: {folder}: setting 1/2: nonzero_limit=0",
+        f"es-scm: {folder}: setting 2/2: nonzero_limit=10",
     ]
     code, _, err = cli(*tune, "--quiet")
     assert code == EXIT_OK, err

@@ -29,9 +29,17 @@ def test_semeval_command_on_dev(shared_data, es_url, es_client, tmp_path, capsys
     ])  # fmt: skip
     assert status == 0
     assert _no_leftover(es_client, name)
-    table = capsys.readouterr().out
+    out = capsys.readouterr().out
+    table, significance = out.split("\n\nEach method against BM25, question by question (AP):\n\n")
     assert len(table.strip().splitlines()) == 9  # header, rule and 7 methods
+    assert len(significance.strip().splitlines()) == 8  # header, rule and 6 methods vs BM25
     methods = json.loads(summary.read_text())["methods"]
+    comparisons = {c["method"]: c for c in json.loads(summary.read_text())["comparisons"]}
+    assert set(comparisons) == set(methods) - {"es-bm25"}
+    for method, c in comparisons.items():  # the mean of the questions' AP is the official MAP
+        assert c["wins"] + c["ties"] + c["losses"] == 50
+        assert 100 * c["mean"] == pytest.approx(methods[method]["MAP"])
+        assert 100 * c["baseline_mean"] == pytest.approx(methods["es-bm25"]["MAP"])
     assert set(methods) == {
         "ir-baseline", "tfidf", "es-bm25", "scm", "es-scm", "es-scm-native", "bm25+scm"
     }  # fmt: skip

@@ -98,7 +98,7 @@ def test_a_beir_collection_in_one_call(tmp_path: Path) -> None:
     topics = _write(tmp_path / "queries.jsonl", '{"_id": "q1", "text": "car"}\n')
     qrels = _write(tmp_path / "qrels.tsv", "query-id\tcorpus-id\tscore\nq1\td1\t1\n")
     collection = read_test_collection(corpus, topics, qrels)
-    assert collection.name == "corpus"
+    assert collection.name == tmp_path.name  # the folder, not "corpus"
     assert collection.documents == {
         "d1": "Car repair\nthe shop fixes engines",
         "d2": "automobile dealer",
@@ -107,7 +107,7 @@ def test_a_beir_collection_in_one_call(tmp_path: Path) -> None:
     untitled = read_test_collection(corpus, topics, qrels, title_field=None)
     assert untitled.documents["d1"] == "the shop fixes engines"
     no_documents = read_test_collection(None, topics, qrels)  # an index holds them
-    assert (no_documents.name, no_documents.documents) == ("queries", {})
+    assert (no_documents.name, no_documents.documents) == (tmp_path.name, {})
 
 
 def test_scifact_as_distributed(shared_data: Path) -> None:
@@ -175,3 +175,43 @@ def test_the_default_table_is_unchanged_and_others_show_their_measures() -> None
         "| toy | SCM (Elasticsearch, exact) | 10.00 | 40 |",
     ]
     assert [measure_label(m) for m in ("AP", "AP@100", "nDCG@10")] == ["MAP", "MAP@100", "nDCG@10"]
+
+
+# -- run files and collection names (es_scm.evaluation.trec.read_trec_run, topics.collection_name)
+
+
+def test_read_trec_run_keeps_each_documents_best_score(tmp_path):
+    from es_scm.evaluation.trec import read_trec_run
+
+    path = tmp_path / "dense.run"
+    path.write_text("q1 Q0 d1 1 0.9 dense\nq1 Q0 d2 2 0.5 dense\n\nq2 Q0 d1 1 0.3 dense\n"
+                    "q1 Q0 d2 3 0.7 dense\n")  # fmt: skip
+    assert read_trec_run(path) == {"q1": {"d1": 0.9, "d2": 0.7}, "q2": {"d1": 0.3}}
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("q1 Q0 d1 1 0.9\n", r"bad\.run:1: a TREC run line has 6 columns"),
+        ("q1 Q0 d1 1 0.9 t\nq1 Q0 d2 2 high t\n", r"bad\.run:2: the score 'high' is not a number"),
+        ("q1 Q0 d1 1 nan t\n", r"bad\.run:1: the score 'nan' is not finite"),
+        ("\n", r"bad\.run: the run file has no line"),
+    ],
+)
+def test_read_trec_run_names_the_bad_line(tmp_path, text, message):
+    from es_scm.evaluation.trec import read_trec_run
+
+    path = tmp_path / "bad.run"
+    path.write_text(text)
+    with pytest.raises(ValueError, match=message):
+        read_trec_run(path)
+
+
+def test_a_collection_is_named_after_its_folder_when_its_file_name_is_generic(tmp_path):
+    from es_scm.evaluation.topics import collection_name
+
+    folder = tmp_path / "beir-scifact-train"
+    folder.mkdir()
+    assert collection_name(folder / "corpus.jsonl") == "beir-scifact-train"
+    assert collection_name(folder / "queries.jsonl") == "beir-scifact-train"
+    assert collection_name(folder / "news.2024.jsonl") == "news"

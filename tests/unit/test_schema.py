@@ -23,7 +23,8 @@ def test_metadata_is_flattened_by_default(model):
         "type": "flattened",
         "ignore_above": METADATA_IGNORE_ABOVE,
     }
-    assert mapping["properties"]["text"] == {"type": "text"}
+    # the fair BM25 by default: English's analyzer, named so that the index says which it has
+    assert mapping["properties"]["text"] == {"type": "text", "analyzer": "english"}
     assert mapping["_meta"]["es_scm"]["schema_version"] == 2
 
 
@@ -43,10 +44,14 @@ def test_explicit_metadata_and_analyzer_options(model):
         "expansion": "query",
     }
     assert mapping_options(index_mapping(model, expansion="documents")) == {
-        "text_analyzer": None,
+        "text_analyzer": "english",
         "metadata_mapping": None,
         "expansion": "documents",
     }
+    # an index made before the analyzer was written into the mapping has Elasticsearch's default
+    older = index_mapping(model)
+    del older["properties"]["text"]["analyzer"]
+    assert mapping_options(older)["text_analyzer"] == "standard"
 
 
 @pytest.mark.parametrize(
@@ -66,7 +71,7 @@ def test_bad_schema_options_are_refused_before_any_request(model, options, messa
 def test_a_previous_default_metadata_mapping_reads_as_the_new_default():
     old = {"properties": {"text": {"type": "text"}, "metadata": {"type": "object"}}}
     assert mapping_options(old) == {
-        "text_analyzer": None,
+        "text_analyzer": "standard",  # Elasticsearch's default, which an old index has
         "metadata_mapping": None,
         "expansion": "query",  # an index older than the option expands queries
     }
