@@ -5,9 +5,13 @@ space model (Novotný, CIKM '18, Definition 3.1) and measures their soft cosine
 
     SCM(x, y) = (Wx)ᵀ S (Wy) / (√((Wx)ᵀ S (Wx)) · √((Wy)ᵀ S (Wy)))
 
-(the remark to Lemma 3.3). It is a :class:`~es_scm.model.vectorizer.TermVectorizer` (text →
-``Wx``, documents and queries weighted apart, vectors as rows) with S, and the words outside the
-vocabulary that a query may use.
+(the remark to Lemma 3.3). It holds the text side (a tokenizer, a fitted vocabulary and a
+weighting per role: texts are tokenized, counted against the vocabulary by
+:class:`~es_scm.model.counting.TermCounter`, one dictionary lookup per token, and weighted;
+documents and queries are weighted apart; vectors are rows), S, and the words outside the
+vocabulary that a query may use. It is one class, as scikit-learn's vectorizers are: fitted
+state made once by :meth:`SoftCosineModel.build` (its parts fitted by :mod:`es_scm.model.fitting`)
+or read by :meth:`SoftCosineModel.load`.
 
 The model is saved as one bundle and identified by :attr:`SoftCosineModel.model_id`, a content
 hash that changes iff something that can change a score changes
@@ -23,17 +27,32 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+import scipy.sparse as sp
+
+from es_scm.defaults import SIMILARITY_DEFAULTS, UNSEEN_LIMIT
 from es_scm.fusion import hybrid_settings
 from es_scm.model import persistence
+from es_scm.model.counting import TermCounter
 from es_scm.model.explanation import Explanation, explain_query
-from es_scm.model.fitting import ModelFitting
+from es_scm.model.fitting import fit_parts, similarity_recipe
 from es_scm.model.queries import unseen_words
+from es_scm.model.similarity_source import EmbeddingsLike
 from es_scm.model.text import Tokenizer
 from es_scm.model.token_counts import TokenCounts
-from es_scm.model.vectorizer import Role, TermVectorizer, WeightingLike
 from es_scm.model.vocabulary import Vocabulary
+from es_scm.model.weighting import (
+    Role,
+    TermWeighting,
+    WeightingLike,
+    as_weighting,
+    query_weighting_for,
+)
+from es_scm.options import LevenshteinOptions, SimilarityOptions
 from es_scm.similarity import TermSimilarityMatrix
+from es_scm.similarity.factory import SimilarityLike
 from es_scm.similarity.scoring import QueryVector, query_vector
+from es_scm.similarity.sources import DTYPE
 from es_scm.similarity.unseen import UnseenTerms
 
 __all__ = ["SoftCosineModel", "TokenCounts"]
@@ -41,20 +60,25 @@ __all__ = ["SoftCosineModel", "TokenCounts"]
 logger = logging.getLogger(__name__)
 
 
-class SoftCosineModel(TermVectorizer, ModelFitting):
+class SoftCosineModel:
     """Text → weighted term vectors → exact soft cosine measure.
 
-    Usually made with :meth:`build` (inherited from :class:`~es_scm.model.fitting.ModelFitting`)
-    or :meth:`load`; the constructor only bundles fitted parts. Texts become vectors as in
-    :class:`~es_scm.model.vectorizer.TermVectorizer` (:meth:`vectorize`, :meth:`vectorize_many`,
-    :meth:`counts`), which it extends with S.
+    Usually made with :meth:`build` or :meth:`load`; the constructor only bundles fitted parts.
+    Texts become weighted vectors ``Wx`` with :meth:`vectorize`, :meth:`vectorize_many` and
+    :meth:`counts`; :meth:`similarity`, :meth:`explain` and :meth:`query_vector` apply S.
 
     Parameters
     ----------
-    tokenizer, vocabulary, document_weighting, query_weighting
-        The text side, as in :class:`~es_scm.model.vectorizer.TermVectorizer`: a Tokenizer, a
-        fitted Vocabulary, and W for documents and for queries (a weighting, a spec such as
-        ``"log-smooth"`` or ``"bm25"``, a config dict, or None for the defaults).
+    tokenizer : Tokenizer
+        Turns text into terms, for indexing and querying alike.
+    vocabulary : Vocabulary
+        A fitted vocabulary; its terms index the columns of every vector.
+    document_weighting, query_weighting : TermWeighting, str, dict or None, default=None
+        W for documents and for queries: a weighting, a spec (``"log-smooth"``, ``"bm25"``, see
+        :meth:`TermWeighting.from_spec`) or a :meth:`TermWeighting.get_config` dict; ``None`` is
+        :data:`es_scm.defaults.DEFAULT_WEIGHTING`. A ``None`` query weighting is the document
+        weighting, or the default for BM25 documents
+        (:func:`~es_scm.model.weighting.query_weighting_for`).
     similarity_matrix : TermSimilarityMatrix
         S, over exactly ``vocabulary.terms`` in the same order.
     hybrid : dict, optional
@@ -82,7 +106,20 @@ class SoftCosineModel(TermVectorizer, ModelFitting):
         hybrid: Mapping[str, Any] | None = None,
         unseen: UnseenTerms | None = None,
     ) -> None:
-        super().__init__(tokenizer, vocabulary, document_weighting, query_weighting)
+        if not isinstance(tokenizer, Tokenizer):
+            raise ValueError(f"tokenizer must be a Tokenizer, got {tokenizer!r}")
+        if not isinstance(vocabulary, Vocabulary):
+            raise ValueError(f"vocabulary must be a fitted Vocabulary, got {vocabulary!r}")
+        self.tokenizer = tokenizer
+        self.vocabulary = vocabulary
+        self.document_weighting = as_weighting(document_weighting, "document_weighting")
+        self.query_weighting = (
+            query_weighting_for(self.document_weighting)
+            if query_weighting is None
+            else as_weighting(query_weighting, "query_weighting")
+        )
+        self._counter = TermCounter(tokenizer, vocabulary)
+        self._global_weights: dict[str, np.ndarray] = {}  # idf per role, computed once
         if not isinstance(similarity_matrix, TermSimilarityMatrix):
             raise ValueError(
                 f"similarity_matrix must be a TermSimilarityMatrix, got {similarity_matrix!r}"
@@ -97,6 +134,169 @@ class SoftCosineModel(TermVectorizer, ModelFitting):
             raise ValueError(f"unseen must be UnseenTerms or None, got {unseen!r}")
         self.unseen = unseen
         self._model_id: str | None = None
+
+    # -- text -> Wx -----------------------------------------------------------------------------
+
+    @property
+    def terms(self) -> list[str]:
+        """The vocabulary terms; ``terms[i]`` labels column ``i`` of every vector and of S."""
+        return self.vocabulary.terms
+
+    def _weighting(self, role: Role) -> TermWeighting:
+        if role == "query":
+            return self.query_weighting
+        if role == "document":
+            return self.document_weighting
+        raise ValueError(f"role must be 'query' or 'document', got {role!r}")
+
+    def counts(self, texts: Iterable[str], tokens: TokenCounts | None = None) -> sp.csr_matrix:
+        """Return the term counts of ``texts``, one row per text (int64 CSR, sorted indices).
+
+        Equal to ``vocabulary.to_counts(tokenizer.tokenize_many(texts))``, faster: one dictionary
+        lookup per token (:class:`~es_scm.model.counting.TermCounter`). ``tokens``, if given, is
+        added the number of tokens that are terms and of those that are unknown
+        (:class:`TokenCounts`), at no extra cost.
+        """
+        return self._counter.counts(texts, tokens)
+
+    def vectorize_many(
+        self,
+        texts: Iterable[str],
+        role: Role = "document",
+        tokens: TokenCounts | None = None,
+    ) -> sp.csr_matrix:
+        """Return the weighted term vectors ``Wx`` of ``texts`` as rows.
+
+        Parameters
+        ----------
+        texts : iterable of str
+            May be a one-shot iterator.
+        role : {"query", "document"}, default="document"
+            Which weighting to apply.
+        tokens : TokenCounts, optional
+            Added the texts' tokens and unknown tokens (see :meth:`counts`).
+
+        Returns
+        -------
+        scipy.sparse.csr_matrix of float64, shape (n_texts, n_terms)
+        """
+        weighting = self._weighting(role)
+        if role not in self._global_weights:
+            self._global_weights[role] = weighting.global_weights(self.vocabulary)
+        return weighting.transform(
+            self.counts(texts, tokens), self.vocabulary, global_weights=self._global_weights[role]
+        )
+
+    def vectorize(self, text: str, role: Role = "query") -> sp.csr_matrix:
+        """Return the weighted term vector ``Wx`` of one text.
+
+        Parameters
+        ----------
+        text : str
+        role : {"query", "document"}, default="query"
+
+        Returns
+        -------
+        scipy.sparse.csr_matrix of float64, shape (1, n_terms)
+            Terms outside the vocabulary are ignored; a text without known terms gives an empty
+            row.
+        """
+        if not isinstance(text, str):
+            raise TypeError(f"text must be a str, got {type(text).__name__}")
+        return self.vectorize_many([text], role=role)
+
+    def get_config(self) -> dict[str, Any]:
+        """Return the JSON-serializable configuration (tokenizer and weightings)."""
+        return {
+            "tokenizer": self.tokenizer.get_config(),
+            "document_weighting": self.document_weighting.get_config(),
+            "query_weighting": self.query_weighting.get_config(),
+        }
+
+    @classmethod
+    def build(
+        cls,
+        texts: Iterable[str],
+        embeddings: EmbeddingsLike = None,
+        *,
+        tokenizer: Tokenizer | None = None,
+        min_df: int | float = 1,
+        max_df: int | float = 1.0,
+        max_terms: int | None = None,
+        document_weighting: WeightingLike = None,
+        query_weighting: WeightingLike = None,
+        similarity: SimilarityLike = None,
+        levenshtein: bool | float | LevenshteinOptions = False,
+        nonzero_limit: int | None = SIMILARITY_DEFAULTS.nonzero_limit,
+        threshold: float = SIMILARITY_DEFAULTS.threshold,
+        exponent: float = SIMILARITY_DEFAULTS.exponent,
+        symmetric: bool = SIMILARITY_DEFAULTS.symmetric,
+        dominant: bool = SIMILARITY_DEFAULTS.dominant,
+        neighbors: str = SIMILARITY_DEFAULTS.neighbors,
+        column_order: str = SIMILARITY_DEFAULTS.column_order,
+        dtype: np.dtype | type = DTYPE,
+        batch_size: int | None = None,
+        n_jobs: int | None = None,
+        unseen_limit: int = UNSEEN_LIMIT,
+    ) -> SoftCosineModel:
+        """Fit the vocabulary in one pass over ``texts`` and build S over its terms.
+
+        Parameters
+        ----------
+        texts : iterable of str
+            The corpus; may be a one-shot iterator (it is read exactly once).
+        embeddings : WordEmbeddings, gensim KeyedVectors, str, list of pairs, optional
+            The source of S (:mod:`es_scm.model.similarity_source`), checked before the corpus
+            is read: word vectors for :meth:`TermSimilarityMatrix.from_embeddings`;
+            ``"train[:word2vec|fasttext]"`` or an ``EmbeddingTraining`` trains them on ``texts``
+            (or on its background corpus) first, deterministically and cached; ``"auto"``
+            chooses by the corpus's size; ``(weight, embeddings)`` pairs combine their matrices.
+            None (and no ``similarity`` or ``levenshtein``): S = I, the plain cosine.
+        tokenizer : Tokenizer, optional
+            Defaults to ``Tokenizer()``.
+        min_df, max_df, max_terms
+            Vocabulary pruning; see :class:`Vocabulary`.
+        document_weighting, query_weighting : TermWeighting, str, dict or None
+            See the class; the default is :data:`es_scm.defaults.DEFAULT_WEIGHTING` on both sides.
+        similarity : TermSimilarityMatrix or callable, optional
+            A ready S (over the vocabulary's terms, or a superset that is then restricted to
+            them), or a function ``terms -> TermSimilarityMatrix`` (e.g. a thesaurus with
+            :meth:`TermSimilarityMatrix.from_pairs`). Excludes ``embeddings`` and ``levenshtein``.
+        levenshtein : bool, float or LevenshteinOptions, default=False
+            Use edit-distance similarity (:meth:`TermSimilarityMatrix.from_levenshtein`). Alone,
+            it is S; with ``embeddings``, ``True`` averages the two matrices and a float λ in
+            (0, 1) gives ``λ·S_levenshtein + (1 − λ)·S_embeddings`` off the unit diagonal.
+        nonzero_limit, threshold, exponent, symmetric, dominant, neighbors, column_order
+            How S is built (:class:`~es_scm.options.SimilarityOptions`, checked together), with
+            the defaults of :data:`es_scm.defaults.SIMILARITY_DEFAULTS`; ``neighbors="gensim"``
+            gives gensim's matrix bit for bit, ``column_order="id"`` fills S's columns by term id
+            instead of rarest term first.
+        dtype, batch_size
+            S's float dtype and the terms per matrix product (see ``from_embeddings``).
+        n_jobs : int or None, default=None
+            Worker processes that tokenize and count the corpus (:mod:`es_scm.model.parallel`;
+            the vocabulary is the same whatever their number). ``None`` uses every CPU for a
+            corpus of 20,000 texts or more where processes can be forked, ``1`` none, ``-1``
+            every CPU. Embeddings trained on ``texts`` read them in-process.
+        unseen_limit : int, default=UNSEEN_LIMIT
+            Query words outside the vocabulary get a column of S from the embeddings (so
+            "automobile" finds "car" in a corpus that only says "car";
+            :mod:`es_scm.similarity.unseen`): the first ``unseen_limit`` words of each
+            embeddings source outside the vocabulary (the most frequent, for GloVe). 0: none.
+
+        Returns
+        -------
+        SoftCosineModel
+        """
+        options = SimilarityOptions(
+            nonzero_limit, threshold, exponent, symmetric, dominant, neighbors, column_order
+        )
+        recipe = similarity_recipe(
+            embeddings, similarity, levenshtein, options, dtype, batch_size, unseen_limit
+        )
+        vocabulary = Vocabulary(min_df=min_df, max_df=max_df, max_terms=max_terms)
+        parts = fit_parts(texts, recipe, tokenizer=tokenizer, vocabulary=vocabulary, n_jobs=n_jobs)
+        return cls(*parts[:3], document_weighting, query_weighting, unseen=parts[3])
 
     # -- scores ---------------------------------------------------------------------------------
 

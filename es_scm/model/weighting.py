@@ -36,7 +36,8 @@ Weights are non-negative, which together with a non-negative S keeps xᵀSx ≥ 
 from __future__ import annotations
 
 import math
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, Literal
 
 import numpy as np
 import scipy.sparse as sp
@@ -49,7 +50,9 @@ __all__ = [
     "IDF_SCHEMES",
     "SCHEMES",
     "TF_SCHEMES",
+    "Role",
     "TermWeighting",
+    "WeightingLike",
     "as_weighting",
     "query_weighting_for",
 ]
@@ -339,7 +342,7 @@ def _parse_options(text: str) -> dict[str, float]:
     return options
 
 
-def _only(options: dict[str, float], allowed: tuple[str, ...]) -> dict[str, float]:
+def _only(options: dict[str, float], allowed: tuple[str, ...]) -> dict[str, Any]:
     unknown = sorted(set(options) - set(allowed))
     if unknown:
         raise ValueError(f"unknown option {unknown[0]!r} (allowed: {', '.join(allowed)})")
@@ -360,7 +363,7 @@ def query_weighting_for(document: TermWeighting) -> TermWeighting:
     return TermWeighting.from_spec(DEFAULT_WEIGHTING) if document.scheme == "bm25" else document
 
 
-def as_weighting(value: TermWeighting | str | dict[str, Any] | None, name: str) -> TermWeighting:
+def as_weighting(value: WeightingLike, name: str) -> TermWeighting:
     """A weighting from a :class:`TermWeighting`, a spec string, a config dict, or None (the
     default, :data:`es_scm.defaults.DEFAULT_WEIGHTING`)."""
     if value is None:
@@ -369,9 +372,17 @@ def as_weighting(value: TermWeighting | str | dict[str, Any] | None, name: str) 
         return value
     if isinstance(value, str):
         return TermWeighting.from_spec(value)
-    if isinstance(value, dict):
+    if isinstance(value, Mapping):
         return TermWeighting.from_config(dict(value))
     raise ValueError(
         f"{name} must be a TermWeighting, a spec string ({_SPEC_HELP}), a config dict or None, "
         f"got {value!r}"
     )
+
+
+#: Which side of an SCM a text is on: documents and queries may be weighted differently (e.g.
+#: BM25 documents and raw-tf queries), so every vectorizing method takes a role.
+Role = Literal["query", "document"]
+#: A weighting: a :class:`TermWeighting`, a spec string such as ``"log-smooth"``, a config dict,
+#: or None for :data:`es_scm.defaults.DEFAULT_WEIGHTING`.
+WeightingLike = TermWeighting | str | Mapping[str, Any] | None
