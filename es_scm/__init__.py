@@ -20,14 +20,14 @@ _EXPORTS = {
     "BruteForceSearch": "es_scm.model.brute_force",
     "WordEmbeddings": "es_scm.similarity.embeddings",
     "TermSimilarityMatrix": "es_scm.similarity.matrix",
-    "SCMIndex": "es_scm.elastic.index",
-    "Searcher": "es_scm.elastic.searcher",
+    "SCMIndex": "es_scm.elastic",
+    "Searcher": "es_scm.elastic",
     "AsyncSCMIndex": "es_scm.elastic.aio",
     "AsyncSearcher": "es_scm.elastic.aio",
     "AsyncAliasSearcher": "es_scm.elastic.aio",
-    "AliasSearcher": "es_scm.elastic.aliases",
+    "AliasSearcher": "es_scm.elastic",
     "async_client_from_env": "es_scm.elastic.aio",
-    "client_from_env": "es_scm.elastic.connection",
+    "client_from_env": "es_scm.elastic",
 }
 
 __all__ = [
@@ -52,16 +52,13 @@ __all__ = [
 
 if TYPE_CHECKING:  # pragma: no cover
     from es_scm.documents import Document
+    from es_scm.elastic import AliasSearcher, SCMIndex, Searcher, client_from_env
     from es_scm.elastic.aio import (
         AsyncAliasSearcher,
         AsyncSCMIndex,
         AsyncSearcher,
         async_client_from_env,
     )
-    from es_scm.elastic.aliases import AliasSearcher
-    from es_scm.elastic.connection import client_from_env
-    from es_scm.elastic.index import SCMIndex
-    from es_scm.elastic.searcher import Searcher
     from es_scm.model.brute_force import BruteForceSearch
     from es_scm.model.soft_cosine import SoftCosineModel
     from es_scm.model.text import Tokenizer
@@ -72,8 +69,9 @@ if TYPE_CHECKING:  # pragma: no cover
 
 
 def __dir__() -> list[str]:
-    """The module's names and the lazy exports (tab completion lists ``AsyncSCMIndex`` too)."""
-    return sorted({*globals(), *_EXPORTS})
+    """The public API (:data:`__all__`, lazy exports included: tab completion lists
+    ``AsyncSCMIndex`` too), not the module's helpers."""
+    return sorted(__all__)
 
 
 def __getattr__(name: str) -> Any:

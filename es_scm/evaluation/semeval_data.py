@@ -15,6 +15,7 @@ Data
 
 from __future__ import annotations
 
+import os
 import re
 import xml.etree.ElementTree as ElementTree
 from collections.abc import Iterable, Mapping, Sequence
@@ -202,11 +203,15 @@ def apply_gold(
     return questions
 
 
-def read_semeval(
-    xml_paths: Iterable[str | Path], gold_paths: Iterable[str | Path] = ()
-) -> list[OriginalQuestion]:
-    """Read one or more XML files, then apply every gold file (matched by question id)."""
-    xml_paths, gold_paths = list(xml_paths), list(gold_paths)
+PathOrPaths = str | os.PathLike[str] | Iterable[str | os.PathLike[str]]
+
+
+def read_semeval(xml_paths: PathOrPaths, gold_paths: PathOrPaths = ()) -> list[OriginalQuestion]:
+    """Read one or more XML files, then apply every gold file (matched by question id).
+
+    Each argument is one path or several (a single string is one path, not its characters).
+    """
+    xml_paths, gold_paths = _paths(xml_paths), _paths(gold_paths)
     for path in [*xml_paths, *gold_paths]:
         if not Path(path).is_file():
             raise FileNotFoundError(
@@ -231,3 +236,10 @@ def read_semeval(
             raise ValueError("the gold file(s) match no question of the XML file(s)")
         apply_gold(covered, gold)
     return questions
+
+
+def _paths(value: PathOrPaths) -> list[str | os.PathLike[str]]:
+    """One path (a str or path object) as a list of one; several as a list."""
+    if isinstance(value, str | os.PathLike):
+        return [value]
+    return list(value)

@@ -98,3 +98,12 @@ def test_command_error_is_one_line(capsys, tmp_path):
     assert "\n" not in err
     assert f"file not found: {tmp_path / 'missing.xml'} (the SemEval-2016 Task 3" in err
     assert semeval_data.SEMEVAL_DATA_URL in err  # where to get it
+
+
+def test_read_semeval_takes_one_path_or_several(shared_data):
+    path = shared_data / DEV
+    as_list = semeval_data.read_semeval([path])
+    for one in (path, str(path)):  # one path, not the characters of a string
+        assert [q.id for q in semeval_data.read_semeval(one)] == [q.id for q in as_list]
+    with pytest.raises(FileNotFoundError, match=r"missing\.xml"):
+        semeval_data.read_semeval(str(shared_data / "missing.xml"))
