@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from es_scm.cli.errors import CLIError
-from es_scm.cli.progress import progress_bar
 from es_scm.defaults import GLOVE_EMBEDDINGS, TRAINING_DEFAULTS
 from es_scm.validation import POSITIVE_INT, argparse_type
 
@@ -72,7 +71,7 @@ _TRAINING_KEYS = ("vector_size", "window", "min_count", "epochs", "seed", "worke
 
 def training_from_args(args: argparse.Namespace, spec: str | None = None) -> EmbeddingTraining:
     """The :class:`EmbeddingTraining` of ``--embeddings train[:METHOD]`` (or ``auto``) and
-    ``--train-*``, with a progress bar (the time left) unless ``--no-progress``."""
+    ``--train-*`` (its progress is shown as the library's, :mod:`es_scm.progress`)."""
     spec = spec or args.embeddings
     from es_scm.similarity.training import EmbeddingTraining
 
@@ -83,7 +82,6 @@ def training_from_args(args: argparse.Namespace, spec: str | None = None) -> Emb
         corpus = _Texts(args.train_corpus)
     options = {key: getattr(args, f"train_{key}") for key in _TRAINING_KEYS}
     options = {key: value for key, value in options.items() if value is not None}
-    bar = progress_bar(None, getattr(args, "no_progress", False), unit="sentence")
     try:
         return EmbeddingTraining.from_spec(
             spec if spec.lower().startswith("train") else "train",
@@ -91,23 +89,9 @@ def training_from_args(args: argparse.Namespace, spec: str | None = None) -> Emb
             deterministic=args.deterministic,
             corpus=corpus,
             cache_dir=args.train_cache,
-            progress=None if bar is None else _updater(bar),
         )
     except ValueError as error:
         raise CLIError(f"--embeddings {spec}: {error}") from error
-
-
-def _updater(bar: Any) -> Any:
-    """``progress(done, total)`` that moves a tqdm bar (its total set on the first call)."""
-
-    def update(done: int, total: int) -> None:
-        if bar.total != total:
-            bar.reset(total=total)
-        bar.update(done - bar.n)
-        if done >= total:
-            bar.close()
-
-    return update
 
 
 def load_embeddings(args: argparse.Namespace) -> Any:

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib.util
 import logging
 import sys
 import traceback
@@ -46,8 +47,10 @@ from es_scm.cli import (
 from es_scm.cli.connection import es_url, secrets
 from es_scm.cli.errors import EXIT_ERROR, EXIT_INTERRUPTED, EXIT_USAGE, describe
 from es_scm.cli.options import Parents, register
+from es_scm.cli.progress import bar_display
 from es_scm.cli.redaction import redacted_stderr
 from es_scm.elastic.credentials import redact_url
+from es_scm.progress import displayed_with
 
 __all__ = ["build_parser", "main"]
 
@@ -106,8 +109,11 @@ def _logging_to_stderr(verbose: bool) -> Iterator[None]:
     logger.addHandler(handler)
     logger.propagate = False
     logger.setLevel(logging.INFO if verbose else logging.WARNING)
+    # progress: bars on a terminal (with the cli extra), else a line every few seconds
+    bars = sys.stderr.isatty() and importlib.util.find_spec("tqdm") is not None
     try:
-        yield
+        with displayed_with(bar_display if bars else None):
+            yield
     finally:
         logger.removeHandler(handler)
         logger.setLevel(saved[0])

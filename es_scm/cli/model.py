@@ -20,6 +20,7 @@ from es_scm.cli.options import (
     no_arguments,
     read_documents,
 )
+from es_scm.cli.progress import progress_messages
 from es_scm.validation import AnyOf, Interval, argparse_type
 
 # scikit-learn's convention: 1 is no workers, -1 every CPU, -2 all but one; 0 means nothing.
@@ -35,7 +36,10 @@ def add_build_arguments(parser: argparse.ArgumentParser) -> None:
         help="replace a model in DIR (in one step: killed midway, the old model stays whole)",
     )
     parser.add_argument(
-        "--no-progress", action="store_true", help="no progress bar while vectors are trained"
+        "--no-progress",
+        action="store_true",
+        help="no progress (by default: bars with the time left on a terminal, else a line per "
+        "stage and every few seconds on stderr)",
     )
     parser.add_argument(
         "--n-jobs",
@@ -62,6 +66,8 @@ def run_build(args: argparse.Namespace) -> int:
     from es_scm.model import SoftCosineModel
     from es_scm.similarity import WordEmbeddings
 
+    args.quiet = args.no_progress
+    progress_messages(args)  # the stages and their progress, unless --no-progress
     out = Path(args.out)
     if (out / "model.json").exists() and not args.force:
         raise CLIError(f"{out} already holds a model; pass --force to overwrite it")

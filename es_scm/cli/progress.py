@@ -1,4 +1,9 @@
-"""Progress on stderr: bars (tqdm, from the ``cli`` extra) and the messages of long commands."""
+"""Progress on stderr: bars (tqdm, from the ``cli`` extra) and the messages of long commands.
+
+The library reports the progress of its long loops (:mod:`es_scm.progress`); here it is shown:
+on a terminal as tqdm bars with the time left (:func:`bar_display`), otherwise as a line every
+few seconds, so that a command whose output is piped still says what it does.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +14,7 @@ from typing import Any
 
 from es_scm.extras import require
 
-__all__ = ["progress_bar", "progress_messages"]
+__all__ = ["bar_display", "progress_bar", "progress_messages"]
 
 
 def progress_messages(args: argparse.Namespace, logger: str = "es_scm") -> None:
@@ -35,3 +40,22 @@ def progress_bar(total: int | None, disable: bool, unit: str = "doc") -> Any:
         print(f"es-scm: {error} (--no-progress silences this)", file=sys.stderr)
         return None
     return tqdm(total=total, unit=unit, disable=None, file=sys.stderr)  # None: off without a TTY
+
+
+class _Silent:
+    """The display of a progress nobody asked to see."""
+
+    def update(self, n: int) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def bar_display(what: str, total: int | None, unit: str) -> Any:
+    """A :mod:`es_scm.progress` display: a tqdm bar on stderr named ``what``, with the time left
+    when ``total`` is known; nothing when es-scm's progress messages are off (``--quiet``)."""
+    if not logging.getLogger("es_scm").isEnabledFor(logging.INFO):
+        return _Silent()
+    tqdm = require("tqdm", "progress bars").tqdm
+    return tqdm(total=total, desc=what, unit=f" {unit}" if unit else "it", file=sys.stderr)

@@ -35,6 +35,7 @@ from typing import Any
 
 from es_scm.evaluation.significance import Comparison, compare, comparison_table
 from es_scm.extras import require
+from es_scm.progress import Progress, tracked
 
 __all__ = [
     "BASELINE",
@@ -388,7 +389,8 @@ def _search_queries(
 
     runs: dict[str, Run] = {"bm25": {}, "scm": {}, **{method: {} for method in hybrids}}
     timers = dict.fromkeys(runs, 0.0)
-    for number, (qid, text) in enumerate(queries.items(), start=1):
+    progress = Progress(logger, collection, len(queries), "queries")
+    for qid, text in tracked(queries.items(), progress):
         started = time.perf_counter()
         response = client.search(
             index=searcher.name,
@@ -409,8 +411,6 @@ def _search_queries(
             runs[method][qid] = {h.id: h.score for h in fused.hits}
             timers[method] += time.perf_counter() - started
         runs["bm25"][qid] = bm25
-        if number % 25 == 0:
-            logger.info("%s: %d/%d queries", collection, number, len(queries))
     return runs, timers
 
 

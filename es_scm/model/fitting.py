@@ -27,6 +27,7 @@ from es_scm.model.text import Tokenizer
 from es_scm.model.trained import own_corpus_sink, resolve_embeddings
 from es_scm.model.vocabulary import Vocabulary
 from es_scm.options import LevenshteinOptions, SimilarityOptions
+from es_scm.progress import Progress, tracked
 from es_scm.similarity import TermSimilarityMatrix
 from es_scm.similarity.factory import (
     SimilarityLike,
@@ -103,6 +104,7 @@ def fit_parts(
     """The tokenizer, the fitted vocabulary, S and the unseen words (the arguments of ``build``)."""
     tokenizer = Tokenizer() if tokenizer is None else tokenizer
     started = time.perf_counter()
+    texts = tracked(texts, Progress(logger, "vocabulary", unit="documents"))
     sink = own_corpus_sink(recipe.source)
     if sink is None:
         vocabulary.fit_counts(count_texts(texts, tokenizer, n_jobs=n_jobs))

@@ -22,6 +22,8 @@ from collections.abc import Callable, Iterator, Sequence
 import numpy as np
 from scipy import sparse
 
+from es_scm.progress import Progress
+
 __all__ = ["Candidates", "assemble", "column_order", "greedy_matrix"]
 
 #: Candidate generator of a column: (column, budget) → (row ids, values), in insertion order.
@@ -36,6 +38,7 @@ def greedy_matrix(
     symmetric: bool,
     dominant: bool,
     dtype: np.dtype,
+    progress: Progress | None = None,
 ) -> sparse.csc_matrix:
     """The greedy column-budget construction of the remark to Theorem 3.4.
 
@@ -45,7 +48,8 @@ def greedy_matrix(
     with ``dominant`` when it would bring a column's absolute off-diagonal sum to 1 or more
     (computed in ``dtype``), and with ``symmetric`` when the mirrored element fails any of these
     in its own column. Without ``symmetric`` the columns are independent: each takes its
-    candidates for the full budget.
+    candidates for the full budget. ``progress``, if given, counts the columns visited (the
+    neighbour searches are what takes time) and is closed at the end.
     """
     width = min(limit, max(n - 1, 0))  # a column has at most n − 1 off-diagonal elements
     rows_buf = np.zeros((n, width), dtype=np.int64)
@@ -55,6 +59,8 @@ def greedy_matrix(
     elif not symmetric:
         for t in range(n):
             row, values = candidates(t, limit)
+            if progress is not None:
+                progress.update()
             rows_buf[t, : len(row)] = row
             rows_buf[t, len(row) :] = -1
             vals_buf[t, : len(row)] = values
@@ -72,9 +78,11 @@ def greedy_matrix(
         rows_buf = np.take_along_axis(rows_buf, sort, 1)
         vals_buf = np.take_along_axis(vals_buf, sort, 1)
     elif not dominant:
-        counts = _greedy_symmetric(order, limit, candidates, rows_buf, vals_buf)
+        counts = _greedy_symmetric(order, limit, candidates, rows_buf, vals_buf, progress)
     else:
-        counts = _greedy_dominant(order, limit, candidates, rows_buf, vals_buf)
+        counts = _greedy_dominant(order, limit, candidates, rows_buf, vals_buf, progress)
+    if progress is not None:
+        progress.close()
     # buffer row t holds the matrix rows of column t
     mask = np.arange(rows_buf.shape[1])[None, :] < counts[:, None]
     rows = rows_buf[mask]
@@ -83,10 +91,16 @@ def greedy_matrix(
 
 
 def _open_columns(
-    order: np.ndarray, limit: int, candidates: Candidates, counts: np.ndarray
+    order: np.ndarray,
+    limit: int,
+    candidates: Candidates,
+    counts: np.ndarray,
+    progress: Progress | None,
 ) -> Iterator[tuple[int, int, int, np.ndarray, np.ndarray]]:
     """Columns in visiting order that have room: (column, non-zeros, room, candidates, values)."""
     for t1 in order.tolist():
+        if progress is not None:
+            progress.update()
         have = int(counts[t1])
         budget = limit - have
         if budget > 0:
@@ -101,6 +115,7 @@ def _greedy_symmetric(
     candidates: Candidates,
     rows_buf: np.ndarray,
     vals_buf: np.ndarray,
+    progress: Progress | None,
 ) -> np.ndarray:
     """The symmetric greedy construction without dominance, one vectorized step per column.
 
@@ -111,7 +126,7 @@ def _greedy_symmetric(
     """
     counts = np.zeros(len(rows_buf), dtype=np.int64)
     assigned = np.zeros(len(rows_buf), dtype=bool)  # scratch: the rows already in column t1
-    for t1, have, budget, row, vals in _open_columns(order, limit, candidates, counts):
+    for t1, have, budget, row, vals in _open_columns(order, limit, candidates, counts, progress):
         fits = counts[row] < limit
         if have:
             present = rows_buf[t1, :have]
@@ -136,6 +151,7 @@ def _greedy_dominant(
     candidates: Candidates,
     rows_buf: np.ndarray,
     vals_buf: np.ndarray,
+    progress: Progress | None,
 ) -> np.ndarray:
     """The symmetric greedy construction with dominance, element by element as gensim's.
 
@@ -145,7 +161,7 @@ def _greedy_dominant(
     """
     counts = np.zeros(len(rows_buf), dtype=np.int64)
     column_sum = np.zeros(len(rows_buf), dtype=vals_buf.dtype)
-    for t1, have, _, row, vals in _open_columns(order, limit, candidates, counts):
+    for t1, have, _, row, vals in _open_columns(order, limit, candidates, counts, progress):
         present = set(rows_buf[t1, :have].tolist())
         magnitudes = np.abs(vals)
         for k, t2 in enumerate(row.tolist()):

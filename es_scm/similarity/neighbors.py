@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from es_scm.progress import Progress
+
 __all__ = ["cosine_error_bound", "top_candidates", "unit_rows"]
 
 UNIT_ROUNDOFF = 2.0**-24  # float32
@@ -56,6 +58,7 @@ def top_candidates(
     margin: float = 0.0,
     block_size: int | None = None,
     tile: int = _TILE,
+    progress: Progress | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """For every query, the base rows scoring at least its k-th best score minus ``margin``.
 
@@ -74,6 +77,8 @@ def top_candidates(
         Queries per matrix product (default 2048).
     tile : int
         Base rows per matrix product.
+    progress : Progress, optional
+        Counts the queries scanned (closed at the end).
 
     Returns
     -------
@@ -103,12 +108,16 @@ def top_candidates(
                 rows, cols, scores = rows[keep], cols[keep], scores[keep]
                 missed.append(wrong + start)
             found.append((rows + start, cols, scores))
+            if progress is not None:
+                progress.update(len(block))
         if missed:
             again = np.concatenate(missed)
             for start in range(0, len(again), block_size):
                 chosen = again[start : start + block_size]
                 rows, cols, scores, _ = _scan(queries[chosen], base, k, margin, tile, None)
                 found.append((chosen[rows], cols, scores))
+    if progress is not None:
+        progress.close()
     rows, cols, scores = _concatenate(found)
     if missed:  # rescanned queries come last: group by query again (stable: rows stay sorted)
         order = np.argsort(rows, kind="stable")

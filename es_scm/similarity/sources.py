@@ -34,6 +34,7 @@ import numpy as np
 from scipy import sparse
 
 from es_scm.options import SimilarityOptions
+from es_scm.progress import Progress
 from es_scm.similarity.builder import column_order, greedy_matrix
 from es_scm.similarity.embeddings import WordEmbeddings
 from es_scm.similarity.neighbors import top_candidates, unit_rows
@@ -107,8 +108,9 @@ def embedding_matrix(
             row, values = row[sort], values[sort]
         return row, values
 
+    progress = Progress(logger, f"S from {embeddings.name}", len(terms), "terms")
     matrix = greedy_matrix(
-        len(terms), order, limit, candidates, options.symmetric, options.dominant, dtype
+        len(terms), order, limit, candidates, options.symmetric, options.dominant, dtype, progress
     )
     info = {
         "source": "embeddings",
@@ -145,7 +147,8 @@ def terms_neighbours(
         return lambda t1, budget: _EMPTY
     unit = unit_rows(vectors[term_rows[has_vector]])
     k = min(limit + 1, len(has_vector))  # + 1: the term itself is among its most similar
-    found = top_candidates(unit, unit, k, block_size=batch_size)
+    progress = Progress(logger, "neighbours of the terms", len(unit), "terms")
+    found = top_candidates(unit, unit, k, block_size=batch_size, progress=progress)
     return _ranked_search(found, term_rows, np.arange(len(has_vector)), has_vector)
 
 
@@ -164,7 +167,9 @@ def vocabulary_neighbours(
     to_term[term_rows[has_vector]] = has_vector
     unit = unit_rows(vectors)
     k = min(limit + 1, len(vectors))  # + 1: the word itself is among its most similar
-    found = top_candidates(unit[term_rows[has_vector]], unit, k, block_size=batch_size)
+    progress = Progress(logger, "neighbours of the terms", len(has_vector), "terms")
+    queries = unit[term_rows[has_vector]]
+    found = top_candidates(queries, unit, k, block_size=batch_size, progress=progress)
     return _ranked_search(found, term_rows, term_rows[has_vector], to_term)
 
 

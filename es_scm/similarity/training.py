@@ -30,7 +30,8 @@ Cache
     ignored (trained again).
 Progress
     ``progress(done, total)`` counts the sentences trained on over all epochs, so a progress bar
-    can show the time left.
+    can show the time left; the same count is shown as es-scm's progress (:mod:`es_scm.progress`:
+    a line every few seconds, or a bar on the command line's terminal).
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ import numpy as np
 from es_scm.defaults import TRAINING_DEFAULTS, TRAINING_SCALE
 from es_scm.extras import require
 from es_scm.options import TrainingOptions
+from es_scm.progress import Progress
 from es_scm.similarity.embeddings import WordEmbeddings
 from es_scm.similarity.training_files import (
     SentenceFile,
@@ -76,7 +78,7 @@ logger = logging.getLogger(__name__)
 SMALL_CORPUS_TOKENS = 2_000
 
 #: ``progress(sentences_done, sentences_total)`` while training, over all epochs.
-Progress = Callable[[int, int], None]
+ProgressCallback = Callable[[int, int], None]
 _PROGRESS_EVERY = 1_000  # sentences between two progress calls
 
 
@@ -147,7 +149,7 @@ class EmbeddingTraining(TrainingOptions):
     deterministic: bool = TRAINING_DEFAULTS.deterministic
     corpus: Iterable[str] | None = field(default=None, compare=False, repr=False)
     cache_dir: str | Path | None = field(default=None, compare=False)
-    progress: Progress | None = field(default=None, compare=False, repr=False)
+    progress: ProgressCallback | None = field(default=None, compare=False, repr=False)
 
     @classmethod
     def from_spec(cls, spec: str, **options: Any) -> EmbeddingTraining:
@@ -320,12 +322,20 @@ def train_on_file(
 
 
 class _Counted:
-    """A sentence file re-read on every epoch, reporting progress every few sentences."""
+    """A sentence file re-read on every epoch, reporting progress every few sentences: to the
+    caller's ``progress(done, total)`` and as the library's progress lines (or bar)."""
 
-    def __init__(self, path: Path, total: int, progress: Progress | None) -> None:
+    def __init__(
+        self,
+        path: Path,
+        total: int,
+        progress: ProgressCallback | None,
+        shown: Progress | None = None,
+    ) -> None:
         self.path = path
         self.total = total
         self.progress = progress
+        self.shown = shown
         self.done = 0
 
     def __iter__(self) -> Iterator[list[str]]:
@@ -333,11 +343,14 @@ class _Counted:
             for line in lines:
                 yield line.split()
                 self.done += 1
-                if self.progress is not None and self.done % _PROGRESS_EVERY == 0:
-                    self.progress(min(self.done, self.total), self.total)
+                if self.done % _PROGRESS_EVERY == 0:
+                    if self.progress is not None:
+                        self.progress(min(self.done, self.total), self.total)
+                    if self.shown is not None:
+                        self.shown.update(_PROGRESS_EVERY)
 
 
-def _train(path: Path, plan: TrainingPlan, progress: Progress | None, tokens: int) -> Any:
+def _train(path: Path, plan: TrainingPlan, progress: ProgressCallback | None, tokens: int) -> Any:
     """Build the vocabulary, then train for the plan's epochs; return the gensim model."""
     models = require("gensim.models", "training word embeddings")
     kind = models.FastText if plan.method == "fasttext" else models.Word2Vec
@@ -349,8 +362,10 @@ def _train(path: Path, plan: TrainingPlan, progress: Progress | None, tokens: in
             f"times in {tokens:,} tokens: too little text to train on"
         )
     epochs = plan.params["epochs"]
-    corpus = _Counted(path, model.corpus_count * epochs, progress)
-    model.train(corpus_iterable=corpus, total_examples=model.corpus_count, epochs=epochs)
+    total = model.corpus_count * epochs
+    with Progress(logger, f"{plan.method} training", total, "sentences") as shown:
+        corpus = _Counted(path, total, progress, shown)
+        model.train(corpus_iterable=corpus, total_examples=model.corpus_count, epochs=epochs)
     if progress is not None:
         progress(corpus.total, corpus.total)
     if tokens < SMALL_CORPUS_TOKENS:

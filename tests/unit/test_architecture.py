@@ -31,6 +31,7 @@ LAYERS = [
     "options",
     "extras",
     "processes",
+    "progress",
     "validation",
     "_version",
 ]

@@ -126,13 +126,18 @@ def test_a_two_document_corpus_builds_a_usable_model_with_one_warning(tmp_path, 
         '{"id": "1", "text": "The president greets the press in Chicago"}\n'
         '{"id": "2", "text": "Obama speaks to the media in Illinois"}\n'
     )
-    code = main(["model", "build", "--corpus", str(corpus), "--out", str(tmp_path / "m")])
-    assert code == 0
+    build = ["model", "build", "--corpus", str(corpus), "--out", str(tmp_path / "m")]
+    assert main([*build, "--no-progress"]) == 0
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1
     assert "too few to train word vectors" in err[0]
     model = SoftCosineModel.load(tmp_path / "m")
     assert model.similarity("president press", "Obama speaks to the media in Illinois") > 0
+    # by default the stages say what they did too, the warning among them
+    assert main([*build, "--force"]) == 0
+    err = capsys.readouterr().err.strip().splitlines()
+    assert any(line.startswith("es-scm: vocabulary: 8 terms from 2 documents") for line in err)
+    assert sum("too few to train word vectors" in line for line in err) == 1
 
 
 def test_training_too_little_text_is_one_clear_error(tmp_path):
