@@ -354,6 +354,13 @@ def _train(path: Path, plan: TrainingPlan, progress: ProgressCallback | None, to
     """Build the vocabulary, then train for the plan's epochs; return the gensim model."""
     models = require("gensim.models", "training word embeddings")
     kind = models.FastText if plan.method == "fasttext" else models.Word2Vec
+    logger.info(
+        "%s: training on %s tokens, %d epochs, %d threads",
+        plan.method,
+        f"{tokens:,}",
+        plan.params["epochs"],
+        plan.workers,
+    )
     model = kind(workers=plan.workers, **plan.params)
     model.build_vocab(corpus_iterable=_Counted(path, 0, None))
     if not model.wv.index_to_key:
