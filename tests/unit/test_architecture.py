@@ -31,6 +31,7 @@ LAYERS = [
     "options",
     "extras",
     "validation",
+    "files",
     "_version",
 ]
 
