@@ -200,9 +200,10 @@ def read_json(
     what: str = "the JSON file",
     *,
     name: str | os.PathLike[str] | None = None,
+    follow_symlinks: bool = False,
 ) -> Any:
-    """The JSON document of a regular file (a path, or a stream opened by
-    :func:`open_regular`), at most ``limit`` bytes long.
+    """The JSON document of a regular file (a path, opened by :func:`open_regular` with
+    ``follow_symlinks``, or a stream it opened), at most ``limit`` bytes long.
 
     Raises
     ------
@@ -212,7 +213,7 @@ def read_json(
         It is not valid UTF-8 JSON, or is nested deeper than Python's parser can go.
     """
     if isinstance(source, (str, os.PathLike)):
-        with open_regular(source, what) as stream:
+        with open_regular(source, what, follow_symlinks=follow_symlinks) as stream:
             return read_json(stream, limit, what, name=source)
     where = _name(source, name)
     size = _size(source)
