@@ -338,7 +338,7 @@ def read_npz(
     try:
         archive = zipfile.ZipFile(stream)
     except (zipfile.BadZipFile, OSError, ValueError) as error:
-        raise UnsafeFileError(f"{where} is not a NumPy archive (.npz): {error}") from None
+        raise UnsafeFileError(f"{where} is damaged: not a NumPy archive (.npz): {error}") from None
     with archive:
         members = _check_members(archive, _size(stream), where)
         headers = {key: header for key, (_, header) in members.items()}

@@ -10,7 +10,6 @@ import logging
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
@@ -96,7 +95,8 @@ def test_metadata_given_to_the_api_is_checked_without_recursion():
     problem = metadata_problem({"m": deep_value(100_000)})
     assert problem is not None
     assert problem.startswith("metadata field 'm.a.a.a.a")
-    assert "…" in problem and len(problem) < 300
+    assert "…" in problem
+    assert len(problem) < 300
     assert "nested more than 100 levels deep" in problem
 
 
@@ -147,7 +147,8 @@ def test_a_named_pipe_in_a_corpus_folder_is_a_bad_record_not_a_hang(tmp_path):
     )
     assert done.returncode == 0, done.stderr
     assert "Document(id='a'" in done.stdout
-    assert "pipe.txt" in done.stdout and "a named pipe (FIFO), not a regular file" in done.stdout
+    assert "pipe.txt" in done.stdout
+    assert "a named pipe (FIFO), not a regular file" in done.stdout
 
 
 # -- item 10: a path that is not a regular file -------------------------------------------------
@@ -197,7 +198,7 @@ def test_topics_and_qrels_that_are_not_regular_files_are_refused(tmp_path):
     )  # before the fix: blocked until a writer came (a timeout here)
     assert f"{pipe} is a named pipe (FIFO), not a regular file" in done.stderr
     for read in (read_topics, read_qrels):
-        with pytest.raises(ValueError, match="^/dev/zero is a character device"):
+        with pytest.raises(ValueError, match=r"^/dev/zero is a character device"):
             read("/dev/zero")
 
 
@@ -238,15 +239,16 @@ def test_embeddings_files_are_regular_files_whose_header_fits_their_size(tmp_pat
 
     binary = tmp_path / "vectors.bin"
     binary.write_bytes(b"100000000 300\nword " + bytes(1200))
-    with pytest.raises(ValueError, match=r"vectors\.bin: the header declares 100000000 words of 300"):
+    with pytest.raises(
+        ValueError, match=r"vectors\.bin: the header declares 100000000 words of 300"
+    ):
         WordEmbeddings.load_word2vec(binary, binary=True)  # before: 112 GiB asked of numpy
     pipe = tmp_path / "vectors.txt"
     os.mkfifo(pipe)
     done = in_child(
-        "from es_scm.similarity import WordEmbeddings\n"
-        f"WordEmbeddings.load_glove({str(pipe)!r})"
+        f"from es_scm.similarity import WordEmbeddings\nWordEmbeddings.load_glove({str(pipe)!r})"
     )  # before the fix: blocked until a writer came (a timeout here); /dev/zero: endless
     assert f"{pipe} is a named pipe (FIFO), not a regular file" in done.stderr
     for load in (WordEmbeddings.load_glove, WordEmbeddings.load_word2vec):
-        with pytest.raises(ValueError, match="^/dev/zero is a character device"):
+        with pytest.raises(ValueError, match=r"^/dev/zero is a character device"):
             load("/dev/zero")

@@ -25,13 +25,17 @@ from es_scm.model.text import Tokenizer
 from es_scm.similarity import TermSimilarityMatrix, WordEmbeddings
 from tests.support import REPO_ROOT
 
+PEAK_MEMORY = pytest.mark.skipif(
+    not Path("/proc/self/status").exists(), reason="the peak memory is read from /proc (Linux)"
+)
 N_TERMS = 12_000
 UNSEEN_WORDS = 40
 MiB = 2**20
 
-# Measured in the child: what loading (or refusing) the model took at its peak.
+# Measured in the child: what loading (or refusing) the model took at its peak. VmHWM is the
+# peak of this process's own memory (ru_maxrss would start from the parent's peak at the fork).
 LOAD = """
-import resource, sys
+import sys
 from es_scm import SoftCosineModel
 try:
     model = SoftCosineModel.load(sys.argv[1])
@@ -41,7 +45,8 @@ else:
     print("loaded:", model.model_id)
     if len(sys.argv) > 2:
         print("tokens:", model.tokenizer(sys.argv[2]))
-print("peak:", resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
+status = open("/proc/self/status").read().split("VmHWM:")[1]
+print("peak:", int(status.split()[0]) * 1024)
 """
 
 
@@ -72,7 +77,8 @@ def saved(tmp_path_factory: pytest.TempPathFactory) -> Path:
     model = SoftCosineModel.build(
         texts, WordEmbeddings(words + extra, vectors), nonzero_limit=2, unseen_limit=N_TERMS * 2
     )
-    assert len(model.terms) == N_TERMS and model.unseen is not None
+    assert len(model.terms) == N_TERMS
+    assert model.unseen is not None
     return model.save(tmp_path_factory.mktemp("saved") / "model")
 
 
@@ -105,21 +111,24 @@ def replace_members(path: Path, members: dict[str, tuple[tuple[int, ...], str]])
                     left -= min(left, len(chunk))
 
 
+@PEAK_MEMORY
 def test_an_s_that_declares_a_gigabyte_is_refused_before_it_is_unpacked(saved, tmp_path):
     folder = copy_of(saved, tmp_path)
     nnz = 128 * MiB  # ≤ N_TERMS², so S's shape allows it: only its size on disk does not
-    replace_members(folder / "similarity.npz", {"data": ((nnz,), "<f4"), "indices": ((nnz,), "<i4")})
+    replace_members(
+        folder / "similarity.npz", {"data": ((nnz,), "<f4"), "indices": ((nnz,), "<i4")}
+    )
     on_disk = (folder / "similarity.npz").stat().st_size
     assert on_disk < 8 * MiB  # 1 GiB of arrays declared in a few MiB
     said, peak = child(str(folder))
     assert said.startswith("refused:"), said
-    assert "similarity.npz" in said and "1.0 GiB" in said
+    assert "similarity.npz" in said
+    assert "1.0 GiB" in said
     assert peak < 400 * MiB, f"the refusal took {peak / MiB:.0f} MiB"
 
 
-def test_unseen_words_that_declare_a_gigabyte_are_refused_before_they_are_unpacked(
-    saved, tmp_path
-):
+@PEAK_MEMORY
+def test_unseen_words_that_declare_a_gigabyte_are_refused_before_they_are_unpacked(saved, tmp_path):
     folder = copy_of(saved, tmp_path)
     dim = 2**15  # the word and term vectors agree on it: only the size on disk gives it away
     with zipfile.ZipFile(folder / "unseen.npz") as archive:
@@ -134,7 +143,8 @@ def test_unseen_words_that_declare_a_gigabyte_are_refused_before_they_are_unpack
         declared = sum(info.file_size for info in archive.infolist())
     assert declared > 700 * MiB
     assert said.startswith("refused:"), said
-    assert "unseen.npz" in said and f"{declared / 2**20:.1f} MiB" in said
+    assert "unseen.npz" in said
+    assert f"{declared / 2**20:.1f} MiB" in said
     assert peak < 400 * MiB, f"the refusal took {peak / MiB:.0f} MiB"
 
 
@@ -222,5 +232,19 @@ def test_a_model_whose_token_pattern_backtracks_forever_is_refused_quickly(tmp_p
     # before the fix: the model loaded and these 22 letters took minutes (timeout: a failure)
     said, _ = child(str(folder), "a" * 22, timeout=60)
     assert said.startswith("refused:"), said
-    assert "token_pattern" in said and "repeat inside a repeat" in said
+    assert "token_pattern" in said
+    assert "repeat inside a repeat" in said
     assert "\n" not in said
+
+
+def test_saved_matrices_declare_far_less_than_the_inflation_limit(saved, tmp_path):
+    """The limit refuses no real model: S = identity (one value repeated, which compresses best
+    of all S) over 200,000 terms, and a saved model's S and unseen words, declare under 10 times
+    their size on disk, against MAX_INFLATION = 100."""
+    identity = tmp_path / "identity.npz"
+    TermSimilarityMatrix.identity([f"term{i}" for i in range(200_000)]).save(identity)
+    for path in (identity, saved / "similarity.npz", saved / "unseen.npz"):
+        with zipfile.ZipFile(path) as archive:
+            declared = sum(info.file_size for info in archive.infolist())
+        assert declared < 10 * path.stat().st_size, path.name
+    assert len(TermSimilarityMatrix.load(identity).terms) == 200_000
