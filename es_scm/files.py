@@ -3,7 +3,8 @@
 A saved model may come from anyone (a download, a shared folder), a cache folder may hold what
 another process left, a corpus path may name anything. Before es-scm reads such a file:
 
-* it opens it only if it is a **regular file** (:func:`open_regular`): it is opened with
+* it opens it only if it is a **regular file** (:func:`open_regular`, :func:`open_text`): it
+  is opened with
   ``O_NONBLOCK`` (so that a named pipe never blocks the open) and, where links are not wanted,
   ``O_NOFOLLOW`` (so that a symbolic link is refused by the open itself, with no gap between a
   check and the open); then ``fstat`` of the open file must say "regular file". A named pipe, a
@@ -48,6 +49,7 @@ __all__ = [
     "file_kind",
     "human_bytes",
     "open_regular",
+    "open_text",
     "read_json",
     "read_npy",
     "read_npz",
@@ -142,6 +144,19 @@ def open_regular(
     stream = open(descriptor, "rb")  # noqa: SIM115 - returned to the caller, who closes it
     stream.raw.name = os.fspath(path)  # type: ignore[attr-defined]  # messages name the path
     return stream
+
+
+def open_text(
+    path: str | os.PathLike[str],
+    what: str = "file",
+    *,
+    encoding: str = "utf-8",
+    errors: str = "strict",
+) -> io.TextIOWrapper:
+    """A file the user named (a link to one is followed) opened as text, if it is a regular
+    file (:func:`open_regular`): never a device or a named pipe, which could be endless or
+    block."""
+    return io.TextIOWrapper(open_regular(path, what, follow_symlinks=True), encoding, errors)
 
 
 def _refuse_unopenable(

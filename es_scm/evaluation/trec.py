@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from es_scm.extras import require
+from es_scm.files import open_text
 
 __all__ = [
     "MEASURES",
@@ -354,7 +355,8 @@ def read_collection_files(
         }
 
     judgments: dict[str, dict[str, int]] = {}
-    rows = [line.split() for line in Path(qrels).read_text().splitlines() if line.split()]
+    with open_text(qrels, "a judgments file") as stream:  # a regular file, never a device
+        rows = [line.split() for line in stream if line.split()]
     if name == "cranfield":
         documents = texts(docs, ("W",))
         topics = {

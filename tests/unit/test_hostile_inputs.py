@@ -252,3 +252,17 @@ def test_embeddings_files_are_regular_files_whose_header_fits_their_size(tmp_pat
     for load in (WordEmbeddings.load_glove, WordEmbeddings.load_word2vec):
         with pytest.raises(ValueError, match=r"^/dev/zero is a character device"):
             load("/dev/zero")
+
+
+def test_smart_collection_files_that_are_not_regular_files_are_refused(tmp_path):
+    pipe = tmp_path / "cran.qry"
+    os.mkfifo(pipe)
+    done = in_child(
+        "from es_scm.evaluation.collections import read_smart_records\n"
+        f"list(read_smart_records({str(pipe)!r}))"
+    )  # eval trec --queries: before the fix, blocked until a writer came (a timeout here)
+    assert f"{pipe} is a named pipe (FIFO), not a regular file" in done.stderr
+    from es_scm.evaluation.collections import read_smart_records
+
+    with pytest.raises(ValueError, match=r"^/dev/zero is a character device"):
+        list(read_smart_records("/dev/zero"))
