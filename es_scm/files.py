@@ -4,11 +4,11 @@ A saved model may come from anyone (a download, a shared folder), a cache folder
 another process left, a corpus path may name anything. Before es-scm reads such a file:
 
 * it opens it only if it is a **regular file** (:func:`open_regular`, :func:`open_text`): it
-  is opened with
-  ``O_NONBLOCK`` (so that a named pipe never blocks the open) and, where links are not wanted,
-  ``O_NOFOLLOW`` (so that a symbolic link is refused by the open itself, with no gap between a
-  check and the open); then ``fstat`` of the open file must say "regular file". A named pipe, a
-  device (``/dev/zero``), a socket or a folder is refused in one line that says which it is;
+  is opened with ``O_NONBLOCK`` (so that a named pipe never blocks the open) and, where links
+  are not wanted, ``O_NOFOLLOW`` (so that a symbolic link is refused by the open itself, with no
+  gap between a check and the open); then ``fstat`` of the open file must say "regular file". A
+  named pipe, a device (``/dev/zero``), a socket or a folder is refused in one line that says
+  which it is;
 * it reads JSON only up to a stated size, checked with ``fstat`` before a byte is read
   (:func:`read_json`), and a document nested deeper than Python's parser goes is one line, not a
   ``RecursionError``;
@@ -36,7 +36,7 @@ import stat
 import zipfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import IO, Any
+from typing import IO, Any, NoReturn
 
 import numpy as np
 from numpy.lib import format as npy_format
@@ -55,10 +55,10 @@ __all__ = [
     "read_npz",
 ]
 
-#: How many times its size on disk an ``.npz`` may unpack to. Arrays es-scm saves compress about
-#: 2 to 5 times (S's values are cosines; unseen words are stored uncompressed), so 100 leaves
-#: room; zeros compress about 1,000 times, which is how a small file declares gigabytes. (Zip
-#: readers that guard against such bombs use the same order: 100.)
+#: How many times its size on disk an ``.npz`` may unpack to. The arrays es-scm saves declare
+#: less than 10 times their size, S = identity (the most compressible S) included
+#: (``tests/unit/test_hostile_model_files.py``); zeros compress about 1,000 times, which is how
+#: a small file declares gigabytes. (Apache POI's guard against zip bombs refuses the same ratio.)
 MAX_INFLATION = 100
 #: What any archive may declare whatever its size on disk (a tiny model's arrays), in bytes.
 INFLATION_FLOOR = 16 * 2**20
@@ -161,7 +161,7 @@ def open_text(
 
 def _refuse_unopenable(
     path: str | os.PathLike[str], what: str, error: OSError, follow_symlinks: bool
-) -> Any:
+) -> NoReturn:
     """Re-raise the error of an open, saying what the path is when that is the reason."""
     if isinstance(error, FileNotFoundError):
         raise error
