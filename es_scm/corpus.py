@@ -14,6 +14,10 @@ Formats (auto-detected from the path; force one with ``format=``):
 ``dir``
     A directory of ``.txt`` files, read recursively in sorted order; a file is one document whose
     id is its path relative to the directory without the ``.txt`` suffix (``news/0001``).
+    Symbolic links (to files or folders) are not followed: they are skipped, with one warning
+    that counts them and names the first five, so that a link cannot bring a file from outside
+    the folder (``passwd.txt -> /etc/passwd``) into an index. A named pipe or device among the
+    files is a bad record.
 ``lines``
     A plain text file (any other suffix, e.g. ``.txt``) with one document per line; the id is the
     line number (1-based). Blank lines are skipped.
@@ -30,7 +34,11 @@ Bad input raises :class:`CorpusError` with a one-line message naming the file an
 bad record (a line, a CSV row, a file of a directory) is yielded as an
 :class:`~es_scm.documents.InvalidRecord` instead (``where``: ``"corpus.jsonl, line 7"``, and the
 reason) and reading goes on; ingestion reports each as a failed document. What makes the whole
-corpus unreadable (no such file, a CSV header without the id column) raises in both modes.
+corpus unreadable (no such file, a CSV header without the id column) raises in both modes; so
+does a path that is not a regular file (``/dev/zero is a character device, not a regular
+file``): a device or a named pipe is never read (it could be endless, or block). A JSONL line
+whose metadata nests more than :data:`~es_scm.documents.MAX_METADATA_DEPTH` levels is a bad
+record, however deep (a line too deep for Python's JSON parser included).
 
 Examples
 --------
@@ -45,13 +53,22 @@ import csv
 import gzip
 import io
 import json
+import logging
 import os
+import stat
 import sys
 from collections.abc import Collection, Iterator
 from pathlib import Path
 from typing import IO, Any, NamedTuple
 
-from es_scm.documents import Document, InvalidRecord, document_id
+from es_scm.documents import (
+    MAX_METADATA_DEPTH,
+    Document,
+    InvalidRecord,
+    document_id,
+    nesting_problem,
+)
+from es_scm.files import UnsafeFileError, file_kind, open_regular
 
 __all__ = [
     "FORMATS",
@@ -75,6 +92,8 @@ _SUFFIXES = {
 
 
 _BEIR_ID = "_id"
+_SHOWN_LINKS = 5  # the links a warning names
+logger = logging.getLogger(__name__)
 
 
 class CorpusError(ValueError):
@@ -97,11 +116,25 @@ def detect_format(path: str | os.PathLike[str]) -> str:
         If the path does not exist.
     """
     path = Path(path)
-    if path.is_dir():
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        raise CorpusError(f"{path}: no such file or directory") from None
+    except OSError as error:
+        raise CorpusError(f"{path}: cannot read ({error.strerror or error})") from None
+    if stat.S_ISDIR(mode):
         return "dir"
-    if not path.exists():
-        raise CorpusError(f"{path}: no such file or directory")
+    _check_regular(path, mode)
     return _SUFFIXES.get(_inner_suffix(path), "lines")
+
+
+def _check_regular(path: Path, mode: int) -> None:
+    """Refuse, in one line, a corpus path that is a device, a named pipe, a socket or a folder."""
+    if not stat.S_ISREG(mode):
+        raise CorpusError(
+            f"{path} is {file_kind(mode)}, not a regular file: a corpus is a file (JSONL, CSV, "
+            "TSV or lines) or a folder of .txt files"
+        )
 
 
 def read_corpus(
@@ -176,10 +209,10 @@ def _records(
         if not path.is_dir():
             raise CorpusError(f"{path}: not a directory (format 'dir')")
         return _read_directory(path, encoding)
-    if not path.is_file():
-        raise CorpusError(
-            f"{path}: no such file" + (" (it is a directory)" if path.is_dir() else "")
-        )
+    try:
+        _check_regular(path, os.stat(path).st_mode)
+    except FileNotFoundError:
+        raise CorpusError(f"{path}: no such file") from None
     fields = _Fields(id_field, text_field, title_field or None)
     if format == "jsonl":
         return _read_jsonl(path, fields, encoding)
@@ -229,9 +262,17 @@ def count_documents(path: str | os.PathLike[str], format: str | None = None) -> 
 
 
 def _open_binary(path: Path) -> IO[bytes]:
+    """The corpus file opened if it is a regular file (a link to one is followed: the user named
+    it), never blocking on a named pipe."""
+    try:
+        stream = open_regular(path, "a corpus", follow_symlinks=True)
+    except UnsafeFileError as error:
+        raise CorpusError(str(error)) from None
     if path.suffix.lower() == ".gz":
-        return gzip.open(path, "rb")
-    return open(path, "rb")
+        unzipped = gzip.GzipFile(fileobj=stream, mode="rb")
+        unzipped.myfileobj = stream  # type: ignore[assignment]  # closed with it, as its own
+        return unzipped  # type: ignore[return-value]
+    return stream
 
 
 def _open_text(path: Path, encoding: str) -> IO[str]:
@@ -306,6 +347,10 @@ def _jsonl_document(line: str, names: _Fields) -> Document:
         record = json.loads(line)
     except json.JSONDecodeError as error:
         raise _BadRecord(f"invalid JSON ({error.msg}: column {error.colno})") from None
+    except RecursionError:  # deeper than Python's parser goes (about 1,000 levels)
+        raise _BadRecord(
+            f"JSON nested more than {MAX_METADATA_DEPTH} levels deep, more than metadata may be"
+        ) from None
     if not isinstance(record, dict):
         raise _BadRecord(f"expected a JSON object, got {type(record).__name__}")
     if text_field not in record:
@@ -320,7 +365,11 @@ def _jsonl_document(line: str, names: _Fields) -> Document:
         doc_id = document_id(record[id_field])
     except ValueError as error:
         raise _BadRecord(f"id field {id_field!r}: {error}") from None
-    return _with_metadata(doc_id, text, record, (id_field, text_field), names.title)
+    document = _with_metadata(doc_id, text, record, (id_field, text_field), names.title)
+    problem = nesting_problem(document.metadata)
+    if problem is not None:
+        raise _BadRecord(problem)
+    return document
 
 
 def _raise_csv_field_limit() -> None:
@@ -399,25 +448,53 @@ def _csv_reason(kind: str, error: csv.Error) -> str:
     )
 
 
-def _walk_txt(root: Path) -> Iterator[Path]:
+def _walk_txt(root: Path, links: list[str] | None = None) -> Iterator[Path]:
+    """The ``.txt`` files under ``root`` in sorted order; symbolic links are not followed, and
+    their paths (relative to ``root``) are added to ``links``: to files named ``.txt`` and to
+    folders (whatever they hold, it is outside the corpus folder, or read already)."""
     for folder, directories, files in os.walk(root):
         directories.sort()
+        for name in [d for d in directories if os.path.islink(os.path.join(folder, d))]:
+            _note_link(root, Path(folder) / name, links)
         for name in sorted(files):
-            if name.lower().endswith(".txt"):
-                yield Path(folder) / name
+            if not name.lower().endswith(".txt"):
+                continue
+            file = Path(folder) / name
+            if os.path.islink(file):
+                _note_link(root, file, links)
+            else:
+                yield file
+
+
+def _note_link(root: Path, path: Path, links: list[str] | None) -> None:
+    if links is not None:
+        links.append(path.relative_to(root).as_posix())
 
 
 def _read_directory(root: Path, encoding: str) -> Iterator[Document | InvalidRecord]:
-    for file in _walk_txt(root):
+    links: list[str] = []
+    for file in _walk_txt(root, links):
         relative = file.relative_to(root).with_suffix("").as_posix()
         try:
-            text = file.read_bytes().decode(encoding)
+            with open_regular(file, "a corpus file") as stream:  # no link: refused by the open
+                text = stream.read().decode(encoding)
+        except UnsafeFileError as error:
+            yield InvalidRecord(str(file), str(error).removeprefix(f"{file} is "))
         except UnicodeDecodeError as error:
             yield InvalidRecord(str(file), f"not valid {encoding} ({error.reason})")
         except OSError as error:
             yield InvalidRecord(str(file), f"cannot read ({error.strerror or error})")
         else:
             yield Document(relative, text.removeprefix("\ufeff"))
+    if links:
+        shown = ", ".join(links[:_SHOWN_LINKS]) + (", …" if len(links) > _SHOWN_LINKS else "")
+        logger.warning(
+            "%s: skipped %d symbolic link%s (not followed): %s",
+            root,
+            len(links),
+            "" if len(links) == 1 else "s",
+            shown,
+        )
 
 
 def _read_lines(path: Path, encoding: str) -> Iterator[Document | InvalidRecord]:

@@ -19,8 +19,19 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Document", "InvalidRecord", "as_document", "document_id", "metadata_problem"]
+__all__ = [
+    "MAX_METADATA_DEPTH",
+    "Document",
+    "InvalidRecord",
+    "as_document",
+    "document_id",
+    "metadata_problem",
+    "nesting_problem",
+]
 
+#: The most levels of objects and lists that metadata may nest (Elasticsearch's own mapping
+#: limit is 20 by default; deeper JSON than Python's parser reads is refused before this).
+MAX_METADATA_DEPTH = 100
 ID_RULE = "the id must be a non-empty string or an integer"
 
 
@@ -118,18 +129,48 @@ def metadata_problem(
     """Why JSON cannot hold ``metadata`` as it is, naming the first field it cannot; or None.
 
     NaN and ±Infinity are refused: a serializer writes them as ``NaN`` (not JSON) or ``null``
-    (the value is lost). Keys must be strings. A value of a type other than str, int, float,
-    bool, None, list, tuple and mapping must pass ``serializable`` (the Elasticsearch client's
-    serializer also writes dates, UUIDs, Decimals and NumPy values); without it, it passes.
+    (the value is lost). Keys must be strings. Objects and lists may nest
+    :data:`MAX_METADATA_DEPTH` levels (checked without recursion: a serializer would recurse).
+    A value of a type other than str, int, float, bool, None, list, tuple and mapping must pass
+    ``serializable`` (the Elasticsearch client's serializer also writes dates, UUIDs, Decimals
+    and NumPy values); without it, it passes.
     """
-    stack: list[tuple[str, Any]] = [("", metadata)]
+    stack: list[tuple[str, Any, int]] = [("", metadata, 0)]
     while stack:
-        path, value = stack.pop()
+        path, value, depth = stack.pop()
+        if depth > MAX_METADATA_DEPTH and _nests(value):
+            return _too_deep(path)
         problem = _value_problem(path, value, serializable)
         if problem is not None:
             return problem
-        stack.extend(reversed(_children(path, value)))
+        stack.extend((p, v, depth + 1) for p, v in reversed(_children(path, value)))
     return None
+
+
+def nesting_problem(metadata: Mapping[str, Any]) -> str | None:
+    """Why ``metadata`` nests too deeply (:data:`MAX_METADATA_DEPTH`), naming the field; or None.
+
+    Only objects and lists are looked into, without recursion.
+    """
+    stack: list[tuple[str, Any, int]] = [("", metadata, 0)]
+    while stack:
+        path, value, depth = stack.pop()
+        if depth > MAX_METADATA_DEPTH:
+            return _too_deep(path)
+        stack.extend((p, v, depth + 1) for p, v in _children(path, value) if _nests(v))
+    return None
+
+
+def _nests(value: Any) -> bool:
+    return isinstance(value, (Mapping, list, tuple))
+
+
+def _too_deep(path: str) -> str:
+    shown = path if len(path) <= 60 else path[:60] + "…"
+    return (
+        f"metadata field {shown!r} is nested more than {MAX_METADATA_DEPTH} levels deep "
+        "(flatten it, or store it as a string)"
+    )
 
 
 _PLAIN = (str, bool, type(None))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import io
 import sys
 from collections.abc import Iterator
 
@@ -26,11 +27,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def read_ids(path: str) -> Iterator[str]:
     """The ids of ``--ids-file``, one a line (line ends and blank lines dropped)."""
-    try:
-        stream = sys.stdin if path == "-" else open(path, encoding="utf-8")  # noqa: SIM115
+    from es_scm.files import open_regular
+
+    try:  # a regular file: a device or a named pipe could be endless, or block
+        stream = (
+            sys.stdin
+            if path == "-"
+            else io.TextIOWrapper(open_regular(path, "an ids file", follow_symlinks=True), "utf-8")
+        )
     except FileNotFoundError:
         raise CLIError(f"ids file not found: {path}") from None
-    except OSError as error:
+    except (OSError, ValueError) as error:
         raise CLIError(f"cannot read the ids file {path}: {error}") from None
     with stream:
         for line in stream:

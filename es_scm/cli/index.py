@@ -9,10 +9,8 @@ in (:func:`es_scm.elastic.aliases.reindex_into_alias`): a model swap without dow
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from es_scm.cli.connection import client_from_args
@@ -336,11 +334,13 @@ def read_metadata_mapping(path: str | None) -> Any:
 
     if path is None or path == FLATTENED:
         return path
-    try:
-        mapping = json.loads(Path(path).read_text(encoding="utf-8"))
+    from es_scm.files import read_json
+
+    try:  # a regular file (never a device or a pipe), of at most 16 MiB
+        mapping = read_json(path, 16 * 2**20, "a metadata mapping", follow_symlinks=True)
     except FileNotFoundError:
         raise CLIError(f"metadata mapping file not found: {path}") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+    except (OSError, ValueError) as error:
         raise CLIError(f"cannot read the metadata mapping {path}: {error}") from None
     wrapped = mapping.get("properties") if isinstance(mapping, dict) and len(mapping) == 1 else None
     if isinstance(wrapped, dict) and all(isinstance(v, dict) for v in wrapped.values()):

@@ -12,6 +12,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from es_scm.files import open_text
+
 _FIELD = re.compile(r"^\.([A-Z])(?:\s+(.*))?$")
 
 
@@ -40,7 +42,7 @@ def read_smart_records(path: str | Path) -> Iterator[tuple[str, dict[str, str]]]
     record_id: str | None = None
     fields: dict[str, list[str]] = {}
     current: str | None = None
-    with open(path, encoding="utf-8", errors="replace") as lines:
+    with open_text(path, "a SMART collection file", errors="replace") as lines:
         for raw in lines:
             line = raw.rstrip("\r\n")
             match = _FIELD.match(line)
@@ -87,7 +89,7 @@ def read_cranfield(folder: str | Path) -> TestCollection:
         for position, (_, fields) in enumerate(read_smart_records(folder / "cran.qry"), start=1)
     }
     qrels: dict[str, dict[str, int]] = {}
-    for line in (folder / "cranqrel").read_text().splitlines():
+    for line in _read(folder / "cranqrel").splitlines():
         parts = line.split()
         if len(parts) >= 3:
             grade = int(parts[2])
@@ -114,11 +116,17 @@ def read_cacm(folder: str | Path) -> TestCollection:
 
 def _binary_qrels(path: Path) -> dict[str, dict[str, int]]:
     qrels: dict[str, dict[str, int]] = {}
-    for line in path.read_text().splitlines():
+    for line in _read(path).splitlines():
         parts = line.split()
         if len(parts) >= 2:
             qrels.setdefault(str(int(parts[0])), {})[str(int(parts[1]))] = 1
     return qrels
+
+
+def _read(path: Path) -> str:
+    """A judgments file's text (a regular file: never a device or a pipe)."""
+    with open_text(path, "a judgments file") as stream:
+        return stream.read()
 
 
 READERS = {"cranfield": read_cranfield, "cisi": read_cisi, "cacm": read_cacm}

@@ -29,7 +29,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from es_scm.corpus import read_corpus
+from es_scm.documents import MAX_METADATA_DEPTH
 from es_scm.evaluation.collections import TestCollection
+from es_scm.files import open_regular
 
 __all__ = [
     "GENERIC_NAMES",
@@ -81,12 +83,18 @@ def _jsonl_topics(text: str, path: str | Path) -> dict[str, str]:
             record = json.loads(line)
         except json.JSONDecodeError as error:
             raise ValueError(f"{path}:{number}: invalid JSON ({error.msg})") from None
+        except RecursionError:  # deeper than Python's parser goes
+            raise ValueError(
+                f"{path}:{number}: JSON nested more than {MAX_METADATA_DEPTH} levels deep"
+            ) from None
         if not isinstance(record, dict):
             raise ValueError(f"{path}:{number}: expected a JSON object, got {line[:60]!r}")
         qid = next((record[k] for k in _ID_KEYS if k in record), None)
         query = next((record[k] for k in _TEXT_KEYS if k in record), None)
         if qid is None or query is None:
             raise ValueError(f"{path}:{number}: a topic needs one of {_ID_KEYS} and {_TEXT_KEYS}")
+        if isinstance(qid, (dict, list)) or isinstance(query, (dict, list)):
+            raise ValueError(f"{path}:{number}: a topic's id and text must be strings or numbers")
         topics[str(qid)] = str(query)
     return topics
 
@@ -142,8 +150,11 @@ def read_qrels(path: str | Path) -> dict[str, dict[str, int]]:
 
 
 def _read_text(path: Path) -> str:
+    """The text of a topics or qrels file: a regular file (a link to one is followed), never a
+    device or a named pipe, which could be endless or block."""
     try:
-        return path.read_text(encoding="utf-8-sig")
+        with open_regular(path, "a topics or qrels file", follow_symlinks=True) as stream:
+            return stream.read().decode("utf-8-sig")
     except UnicodeDecodeError as error:
         raise ValueError(f"{path}: not valid UTF-8 ({error.reason})") from None
 

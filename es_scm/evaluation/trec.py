@@ -35,6 +35,7 @@ from typing import Any
 
 from es_scm.evaluation.significance import Comparison, compare, comparison_table
 from es_scm.extras import require
+from es_scm.files import open_text
 from es_scm.progress import Progress, tracked
 
 __all__ = [
@@ -154,7 +155,7 @@ def read_trec_run(path: str | Path) -> Run:
         One line naming the file and the line that is not a run line.
     """
     run: Run = {}
-    with open(path, encoding="utf-8") as lines:
+    with open_text(path, "a TREC run file") as lines:
         for number, line in enumerate(lines, start=1):
             parts = line.split()
             if not parts:
@@ -446,7 +447,8 @@ def read_collection_files(
         }
 
     judgments: dict[str, dict[str, int]] = {}
-    rows = [line.split() for line in Path(qrels).read_text().splitlines() if line.split()]
+    with open_text(qrels, "a judgments file") as stream:  # a regular file, never a device
+        rows = [line.split() for line in stream if line.split()]
     if name == "cranfield":
         documents = texts(docs, ("W",))
         topics = {

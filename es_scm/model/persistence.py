@@ -17,12 +17,24 @@ How S was built (``similarity`` in
 
 A save replaces the whole folder in one step (:mod:`es_scm.model.saving`): killed at any point,
 it leaves the previous model or the new one, never a mix.
+
+A model folder may come from anyone, so a load trusts none of its files (:mod:`es_scm.files`):
+each must be a regular file, and not a symbolic link, even one that stays in the folder: es-scm
+never writes a link, the refusal comes from the open itself (``O_NOFOLLOW``, so nothing can
+swap a link in between a check and the open), and a model is shared by copying its folder or
+linking the folder itself (which loads). A named pipe or a device is refused without blocking.
+``model.json`` may hold :data:`CONFIG_LIMIT` bytes and ``vocabulary.json``
+:data:`~es_scm.model.vocabulary.FILE_LIMIT`, checked before they are read; the arrays of
+``similarity.npz`` and ``unseen.npz`` are checked against the vocabulary's number of terms and
+their size on disk before any is unpacked (:func:`~es_scm.similarity.matrix_files.read_matrix`,
+:func:`~es_scm.similarity.unseen.unseen_problem`). Every refusal is one line naming the file.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
 import zipfile
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -31,12 +43,14 @@ from typing import Any, TypeVar
 import numpy as np
 import scipy.sparse as sp
 
+from es_scm.files import UnsafeFileError, open_regular, read_json, read_npz
 from es_scm.model.saving import replace_folder, restore_interrupted_save
 from es_scm.model.text import Tokenizer
-from es_scm.model.vocabulary import Vocabulary
+from es_scm.model.vocabulary import FILE_LIMIT, Vocabulary
 from es_scm.model.weighting import TermWeighting
 from es_scm.similarity import TermSimilarityMatrix
-from es_scm.similarity.unseen import UnseenTerms
+from es_scm.similarity.matrix_files import read_matrix
+from es_scm.similarity.unseen import UnseenTerms, unseen_problem
 
 __all__ = [
     "CONFIG_FILE",
@@ -55,6 +69,8 @@ VOCABULARY_FILE = "vocabulary.json"
 SIMILARITY_FILE = "similarity.npz"
 UNSEEN_FILE = "unseen.npz"
 MODEL_FILES = (CONFIG_FILE, VOCABULARY_FILE, SIMILARITY_FILE, UNSEEN_FILE)
+#: The most ``model.json`` may hold, in bytes (its stop words and settings take kilobytes).
+CONFIG_LIMIT = 64 * 2**20
 
 Model = TypeVar("Model")
 
@@ -164,32 +180,47 @@ def read_bundle(
     """
     restore_interrupted_save(path)
     config_path = path / CONFIG_FILE
-    try:
-        config = json.loads(config_path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as error:
-        raise ValueError(f"{config_path} is damaged: not valid JSON ({error})") from None
+    config = _load(config_path, lambda stream: read_json(stream, CONFIG_LIMIT, CONFIG_FILE))
     if not isinstance(config, dict) or config.get("format") != FORMAT:
         raise ValueError(f"{config_path} is not an es-scm model")
     if config.get("version") != VERSION:
         raise ValueError(f"unsupported es-scm model version {config.get('version')!r}")
-    vocabulary = _load(path / VOCABULARY_FILE, Vocabulary.load)
-    matrix = _load(path / SIMILARITY_FILE, TermSimilarityMatrix.load)
-    unseen = _load(path / UNSEEN_FILE, _load_unseen) if (path / UNSEEN_FILE).exists() else None
+    vocabulary = _load(
+        path / VOCABULARY_FILE,
+        lambda stream: Vocabulary.from_dict(read_json(stream, FILE_LIMIT, VOCABULARY_FILE)),
+    )
+    n_terms = len(vocabulary.terms)
+    matrix = _load(
+        path / SIMILARITY_FILE,
+        lambda stream: _read_similarity(stream, n_terms),
+    )
+    unseen = None
+    if os.path.lexists(path / UNSEEN_FILE):  # a link is there to be refused, even a broken one
+        unseen = _load(path / UNSEEN_FILE, lambda stream: _read_unseen(stream, n_terms))
     return config, vocabulary, matrix, unseen
 
 
-def _load_unseen(path: Path) -> UnseenTerms:
-    with np.load(path, allow_pickle=False) as archive:
-        return UnseenTerms.from_arrays({key: archive[key] for key in archive.files})
+def _read_similarity(stream: Any, n_terms: int) -> TermSimilarityMatrix:
+    matrix, terms, info = read_matrix(stream, n_terms)
+    return TermSimilarityMatrix(matrix, terms, build_info=info)
 
 
-def _load(path: Path, load: Callable[[Path], Any]) -> Any:
-    """``load(path)``, with damage reported as one ValueError that names the file."""
+def _read_unseen(stream: Any, n_terms: int) -> UnseenTerms:
+    arrays = read_npz(stream, lambda headers: unseen_problem(headers, n_terms), UNSEEN_FILE)
+    return UnseenTerms.from_arrays(arrays)
+
+
+def _load(path: Path, load: Callable[[Any], Any]) -> Any:
+    """``load(stream)`` of the model file ``path``, opened if it is a regular file and not a
+    link; damage reported as one ValueError that names the file."""
     try:
-        return load(path)
-    except FileNotFoundError:
+        with open_regular(path, "a model file") as stream:
+            return load(stream)
+    except (FileNotFoundError, UnsafeFileError):
         raise
     except (OSError, EOFError, ValueError, KeyError, TypeError, zipfile.BadZipFile) as error:
+        if str(path) in str(error):
+            raise ValueError(str(error)) from None
         raise ValueError(f"{path} is damaged ({type(error).__name__}: {error})") from None
 
 

@@ -27,6 +27,7 @@ from importlib import resources
 from itertools import filterfalse
 from typing import Any
 
+from es_scm.model.token_pattern import pattern_problem
 from es_scm.validation import POSITIVE_INT, Boolean, Options, OrNone, check
 
 __all__ = ["DEFAULT_TOKEN_PATTERN", "Tokenizer", "english_stop_words"]
@@ -86,7 +87,10 @@ class Tokenizer:
         Unicode normalization form applied to the text first; ``None`` skips it.
     token_pattern : str, default=DEFAULT_TOKEN_PATTERN
         Regular expression whose non-overlapping matches are the tokens. Ignored when
-        ``tokenizer`` is given.
+        ``tokenizer`` is given. Only a pattern that matches in linear time is compiled (from the
+        API and from a saved model alike): repeats and alternatives only where nothing that can
+        fail follows them, no repeat inside a repeat, no backreference or lookaround
+        (:mod:`es_scm.model.token_pattern`).
     tokenizer : callable or None, default=None
         A function ``str -> iterable of str`` replacing the regular expression. Normalization,
         lower-casing and filtering still apply to its output. A callable cannot be serialized:
@@ -328,5 +332,12 @@ def _compile_pattern(pattern: str) -> re.Pattern[str]:
     if regex.groups:
         raise ValueError(
             f"token_pattern must not contain capturing groups, got {pattern!r}; use (?:...)"
+        )
+    problem = None if pattern == DEFAULT_TOKEN_PATTERN else pattern_problem(pattern)
+    if problem is not None:
+        raise ValueError(
+            f"token_pattern {pattern!r} has {problem}: only patterns that match in linear time "
+            "are compiled (the parts es_scm.model.token_pattern lists, e.g. [^\\W_]+, \\w+'? or "
+            "\\b\\w\\w+\\b; #?\\w+ is written #\\w+|\\w+)"
         )
     return regex

@@ -41,12 +41,16 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from es_scm.files import open_regular, read_json
 from es_scm.validation import FRACTION, NON_NEGATIVE_INT, POSITIVE_INT, AnyOf, OrNone, check
 
-__all__ = ["NotFittedError", "TermCounts", "Vocabulary"]
+__all__ = ["FILE_LIMIT", "NotFittedError", "TermCounts", "Vocabulary"]
 
 _FORMAT = "es-scm-vocabulary"
 _VERSION = 1
+#: The most a vocabulary file may hold, in bytes: some 30 million terms with their frequencies
+#: (a file is read whole, and its terms take about ten times its size in memory).
+FILE_LIMIT = 2**30
 
 
 class NotFittedError(ValueError, AttributeError):
@@ -391,9 +395,10 @@ class Vocabulary:
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> Vocabulary:
-        """Read a vocabulary written by :meth:`save`."""
-        with open(path, encoding="utf-8") as file:
-            return cls.from_dict(json.load(file))
+        """Read a vocabulary written by :meth:`save` (a regular file of at most
+        :data:`FILE_LIMIT` bytes, checked before it is read: :func:`es_scm.files.read_json`)."""
+        with open_regular(path, "a vocabulary file", follow_symlinks=True) as stream:
+            return cls.from_dict(read_json(stream, FILE_LIMIT, "a vocabulary file"))
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Vocabulary):

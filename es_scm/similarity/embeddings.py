@@ -20,11 +20,12 @@ from __future__ import annotations
 import io
 import os
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any
 
 import numpy as np
 
 from es_scm.extras import require
+from es_scm.files import open_regular
 from es_scm.similarity.neighbors import unit_rows
 from es_scm.validation import NON_NEGATIVE_INT, OrNone, check
 
@@ -32,6 +33,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from gensim.models import KeyedVectors
 
 __all__ = ["WordEmbeddings"]
+
+_MAX_HEADER = 1024  # the most a word2vec header line ("<n_words> <dim>") is read of
 
 PathLike = str | os.PathLike
 
@@ -216,14 +219,20 @@ class WordEmbeddings:
             How words are decoded.
         """
         limit = check(limit, "limit", OrNone(NON_NEGATIVE_INT))
-        with open(path, "rb") as stream:
-            header = stream.readline().decode("ascii", "strict").split()
+        with open_regular(path, "an embeddings file", follow_symlinks=True) as stream:
+            header = stream.readline(_MAX_HEADER).decode("ascii", "strict").split()
             if len(header) != 2:
                 raise ValueError(f"{path}: expected a word2vec header '<n_words> <dim>'")
             n_words, dim = int(header[0]), int(header[1])
             if limit is not None:
                 n_words = min(n_words, limit)
-            if binary:
+            if binary:  # each record holds a space and dim float32: more cannot be in the file
+                size = os.fstat(stream.fileno()).st_size
+                if n_words * (4 * dim + 2) > size:
+                    raise ValueError(
+                        f"{path}: the header declares {n_words} words of {dim} numbers, more "
+                        f"than its {size} bytes can hold"
+                    )
                 words, vectors = _read_word2vec_binary(stream, n_words, dim, encoding, errors)
             else:
                 text = io.TextIOWrapper(stream, encoding=encoding, errors=errors)
@@ -256,7 +265,9 @@ class WordEmbeddings:
             How the file is decoded.
         """
         limit = check(limit, "limit", OrNone(NON_NEGATIVE_INT))
-        with open(path, encoding=encoding, errors=errors) as stream:
+        with io.TextIOWrapper(
+            open_regular(path, "an embeddings file", follow_symlinks=True), encoding, errors
+        ) as stream:
             first = stream.readline()
             if not first.strip():
                 raise ValueError(f"{path}: empty GloVe file")
@@ -325,7 +336,7 @@ def _read_text_vectors(
 
 
 def _read_word2vec_binary(
-    stream: io.BufferedReader, n_words: int, dim: int, encoding: str, errors: str
+    stream: IO[bytes], n_words: int, dim: int, encoding: str, errors: str
 ) -> tuple[list[str], np.ndarray]:
     """Parse ``n_words`` binary word2vec records: word, space, ``dim`` float32 (little-endian)."""
     words: list[str] = []

@@ -11,9 +11,11 @@ Both live in ``cache_dir``, else ``$ES_SCM_CACHE/embeddings``, else ``~/.cache/e
 (:func:`default_cache_dir`), a folder readable by its owner only (0700), with 0600 files: they
 hold the corpus's words. A cache folder that belongs to another user is refused; one of the
 user's with looser permissions is made private. A cached file is read only if it is a regular
-file of the user's that nobody else may write (no symbolic link, nothing planted by another
-account), and through ``np.load(allow_pickle=False)`` and JSON, which cannot run code. Files are
-created under unique names with ``O_EXCL | O_NOFOLLOW``, so a planted name or link is never
+file of the user's that nobody else may write (no symbolic link, named pipe or device, nothing
+planted by another account: :func:`es_scm.files.open_regular` with ``private=True``), and
+through :func:`es_scm.files.read_npy` (no pickle; the header must declare the file's size) and
+:func:`es_scm.files.read_json` (at most :data:`WORDS_LIMIT` bytes), which cannot run code. Files
+are created under unique names with ``O_EXCL | O_NOFOLLOW``, so a planted name or link is never
 written through.
 """
 
@@ -28,10 +30,11 @@ import secrets
 import stat
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import IO, Any, BinaryIO
 
 import numpy as np
 
+from es_scm.files import UnsafeFileError, open_regular, read_json, read_npy
 from es_scm.similarity.embeddings import WordEmbeddings
 
 __all__ = [
@@ -47,6 +50,8 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 _SCHEME = "es-scm-embeddings/2"
+#: The most a cached word list may hold, in bytes (read whole: some 30 million words).
+WORDS_LIMIT = 2**30
 
 
 def default_cache_dir() -> Path:
@@ -89,23 +94,19 @@ def _other_owner(status: os.stat_result) -> bool:
     return hasattr(os, "getuid") and status.st_uid != os.getuid()
 
 
-def _open_trusted(path: Path) -> BinaryIO | None:
+def _open_trusted(path: Path) -> IO[bytes] | None:
     """``path`` opened for reading if it is a regular file of the user's that only the user may
     write; else None (with a warning when something else is there)."""
     try:
-        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        return open_regular(path, "a cached file", private=True)
     except FileNotFoundError:
         return None
-    except OSError as error:  # a symbolic link (ELOOP), or unreadable
-        logger.warning("ignoring the cached file %s (%s)", path, error.strerror)
+    except UnsafeFileError as error:  # a link, a pipe, a device, a file another could write
+        logger.warning("ignoring a cached file: %s", error)
         return None
-    stream = open(descriptor, "rb")  # noqa: SIM115 - returned to the caller, who closes it
-    status = os.fstat(descriptor)
-    if not stat.S_ISREG(status.st_mode) or _other_owner(status) or status.st_mode & 0o022:
-        stream.close()
-        logger.warning("ignoring the cached file %s: not a private file of this user", path)
+    except OSError as error:  # unreadable
+        logger.warning("ignoring the cached file %s (%s)", path, error.strerror or error)
         return None
-    return stream
 
 
 class SentenceFile:
@@ -184,8 +185,8 @@ class VectorCache:
             return None
         try:
             with words, vectors:
-                meta = json.loads(words.read().decode("utf-8"))
-                embeddings = WordEmbeddings(meta["words"], np.load(vectors, allow_pickle=False))
+                meta = read_json(words, WORDS_LIMIT, "a cached word list")
+                embeddings = WordEmbeddings(meta["words"], read_npy(vectors, "cached vectors"))
         except (OSError, ValueError, KeyError, TypeError) as error:
             logger.warning("ignoring the damaged cached vectors %s (%s)", self.vectors, error)
             return None

@@ -27,6 +27,10 @@ weighting's, as if it were in one document (the rarest a term can be).
 the source's first ``limit`` words outside T, its most frequent for GloVe — and of the terms that
 have a vector; a word's column is computed when a query uses it (one product with the terms'
 vectors), deterministically. So "automobile" finds "car" in a corpus that only says "car".
+
+A model saves them in ``unseen.npz``; :func:`unseen_problem` checks the arrays it declares
+(every source's members, vectors of one dimension per source, at most as many terms as the
+vocabulary has) before any is unpacked (:func:`es_scm.files.read_npz`).
 """
 
 from __future__ import annotations
@@ -36,10 +40,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from es_scm.files import ArrayHeader, human_bytes
 from es_scm.similarity.embeddings import WordEmbeddings
 from es_scm.similarity.neighbors import unit_rows
 
-__all__ = ["UnseenTerms", "UnseenWord"]
+__all__ = ["UnseenTerms", "UnseenWord", "unseen_problem"]
 
 _FORMAT = "es-scm-unseen-terms/1"
 
@@ -101,6 +106,7 @@ class _Source:
 
 
 _SETTINGS = ("weight", "threshold", "exponent", "nonzero_limit")
+_PARTS = ("words_utf8", "words_offsets", "word_vectors", "term_ids", "term_vectors", "settings")
 
 
 def _encode(words: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
@@ -206,6 +212,9 @@ class UnseenTerms:
         """The inverse of :meth:`arrays`."""
         if "format" not in arrays or str(arrays["format"]) != _FORMAT:
             raise ValueError("not saved es-scm unseen terms")
+        held = len({name.split("_", 1)[0] for name in arrays} - {"format", "sources"})
+        if "sources" not in arrays or int(arrays["sources"]) != held:
+            raise ValueError(f"the saved unseen terms hold {held} sources, not as many as declared")
         sources = []
         for number in range(int(arrays["sources"])):
             p = f"s{number}_"
@@ -220,3 +229,54 @@ class UnseenTerms:
                 )
             )
         return cls(sources)
+
+
+def unseen_problem(headers: Mapping[str, ArrayHeader], n_terms: int) -> str | None:
+    """Why the arrays that a saved :class:`UnseenTerms` declares (member → header) cannot be
+    the words outside a vocabulary of ``n_terms`` terms, or None when they fit."""
+    if "format" not in headers or not headers["format"].is_text(len(_FORMAT)):
+        return "not saved es-scm unseen terms"
+    sources = headers.get("sources")
+    if sources is None or sources.shape != () or sources.dtype.kind not in "iu":
+        return "not saved es-scm unseen terms (no number of sources)"
+    count = len({name.split("_", 1)[0] for name in headers} - {"format", "sources"})
+    expected = {"format", "sources"} | {f"s{i}_{part}" for i in range(count) for part in _PARTS}
+    if set(headers) != expected:
+        odd = sorted(set(headers) ^ expected)[0]
+        return f"not saved es-scm unseen terms (member {odd!r})"
+    for number in range(count):
+        problem = _source_problem({p: headers[f"s{number}_{p}"] for p in _PARTS}, n_terms)
+        if problem is not None:
+            return f"s{number}_{problem}"
+    return None
+
+
+def _source_problem(parts: Mapping[str, ArrayHeader], n_terms: int) -> str | None:
+    """Why one source's arrays do not fit (the message starts with the part's name), or None."""
+    offsets, word_vectors = parts["words_offsets"], parts["word_vectors"]
+    term_ids, term_vectors = parts["term_ids"], parts["term_vectors"]
+    if not offsets.is_vector("iu") or offsets.size < 1:
+        return f"words_offsets declares {_describe(offsets)}, not the offsets of words"
+    words = offsets.size - 1
+    if not term_ids.is_vector("iu") or term_ids.size > n_terms:
+        return f"term_ids declares {_describe(term_ids)}: more ids than the {n_terms} terms"
+    dim = word_vectors.shape[1] if len(word_vectors.shape) == 2 else -1
+    expected = {
+        "words_utf8": parts["words_utf8"].is_vector("u")
+        and parts["words_utf8"].dtype.itemsize == 1,
+        "word_vectors": word_vectors.dtype.kind == "f" and word_vectors.shape == (words, dim),
+        "term_vectors": term_vectors.dtype.kind == "f"
+        and term_vectors.shape == (term_ids.size, dim),
+        "settings": parts["settings"].is_vector("f", len(_SETTINGS)),
+    }
+    for name, fits in expected.items():
+        if not fits:
+            return (
+                f"{name} declares {_describe(parts[name])}, which does not fit {words} words "
+                f"and {term_ids.size} terms"
+            )
+    return None
+
+
+def _describe(header: ArrayHeader) -> str:
+    return f"{header.shape} {header.dtype} ({human_bytes(header.nbytes)})"

@@ -33,6 +33,7 @@ LAYERS = [
     "processes",
     "progress",
     "validation",
+    "files",
     "_version",
 ]
 

@@ -14,6 +14,8 @@ import json
 import os
 import pickle
 import stat
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -23,6 +25,7 @@ pytest.importorskip("gensim")
 from es_scm.cli import main
 from es_scm.evaluation.word2vec import train_word2vec
 from es_scm.similarity.training import EmbeddingTraining, train_embeddings
+from tests.support import REPO_ROOT
 
 SMALL = {"vector_size": 8, "epochs": 5, "min_count": 1, "method": "word2vec"}
 SENTENCES = [
@@ -177,3 +180,37 @@ def test_a_cache_of_another_user_is_refused_and_their_files_ignored(tmp_path, ca
     os.chown(vectors, NOBODY, NOBODY)  # private (0600), but another account's
     assert np.array_equal(train(cache).vectors, first.vectors)
     assert os.stat(vectors).st_uid == os.getuid()
+
+
+def test_a_named_pipe_planted_in_the_cache_is_ignored_at_once(tmp_path):
+    cache = tmp_path / "cache"
+    first = train(cache)
+    (vectors,) = cache.glob("*.npy")
+    vectors.unlink()
+    os.mkfifo(vectors, 0o600)  # opening it for reading would wait for a writer for ever
+    script = (
+        "import sys; import numpy as np; from tests.unit.test_cache_safety import train;"
+        "np.save(sys.argv[2], train(sys.argv[1]).vectors)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(cache), str(tmp_path / "again.npy")],
+        capture_output=True,
+        text=True,
+        timeout=120,  # before the fix the child blocked in the open until killed
+        env={**os.environ, "PYTHONPATH": str(REPO_ROOT)},
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "named pipe" in done.stderr  # the warning says what was there
+    assert np.array_equal(np.load(tmp_path / "again.npy"), first.vectors)
+    assert stat.S_ISREG(os.lstat(vectors).st_mode)  # trained again and cached anew
+
+
+def test_a_cached_word_list_nested_too_deeply_is_ignored(tmp_path, caplog):
+    cache = tmp_path / "cache"
+    first = train(cache)
+    (words,) = cache.glob("*.json")
+    words.write_text("[" * 100_000 + "]" * 100_000)
+    words.chmod(0o600)
+    assert train(cache).words == first.words  # trained again, not a RecursionError
+    assert "nested too deeply" in caplog.text

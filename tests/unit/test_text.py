@@ -191,3 +191,49 @@ def test_tokenize_is_split_filtered_by_keeps(text: str) -> None:
     tokenizer = Tokenizer(min_length=2)
     assert tokenizer.tokenize(text) == [t for t in tokenizer.split(text) if tokenizer.keeps(t)]
     assert all(tokenizer.keeps(term) for term in tokenizer.tokenize(text))
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    [
+        r"[^\W_]+",
+        r"\w+",
+        r"\w+'?",
+        r"(?u)\b\w\w+\b",  # scikit-learn's
+        r"\S+",
+        r"(?i)[a-z]+",
+        r"[a-z0-9]+(?:'[a-z]+)?",
+        r"\d+(?:\.\d+)?",
+        r"\w+|[^\w\s]",
+        r"#\w+|\w+",
+        r"\w[\w-]*",
+        r"[A-Z][a-z]+",
+    ],
+)
+def test_the_usual_token_patterns_are_in_the_safe_set(pattern):
+    tokenizer = Tokenizer(stop_words=None, token_pattern=pattern)
+    assert tokenizer.split("x") == re.findall(pattern, "x")
+
+
+@pytest.mark.parametrize(
+    ("pattern", "reason"),
+    [
+        (r"(?:(?:[^\W_]+)+)+[^\W_]*#", "a repeat inside a repeat"),
+        (r"\w+(?:-\w+)*", "a repeat inside a repeat"),
+        (r"(?:a|ab)+", "an alternative inside a repeat"),
+        (r"[^\W_]+[^\W_]+#", "a repeat of varying length followed by a part that can fail"),
+        (r"#?\w+", "a repeat of varying length followed by a part that can fail"),
+        (r"[a-z]+\b", "a repeat of varying length followed by a part that can fail"),
+        (r"(?:ab|cd)e", "an alternative (|) followed by a part that can fail"),
+        (r"\w+(?=s)", "a lookahead or lookbehind"),
+        (r"(?<!#)\w+", "a lookahead or lookbehind"),
+        (r"a{101}", "a repeat of at least 101, more than 100"),
+        ("a" * 1001, "1001 characters, more than 1000"),
+    ],
+)
+def test_token_patterns_that_can_backtrack_are_refused_naming_why(pattern, reason):
+    with pytest.raises(ValueError, match=re.escape(f"{pattern!r} has {reason}")):
+        Tokenizer(token_pattern=pattern)
+    config = {**Tokenizer().get_config(), "token_pattern": pattern}  # as a saved model has it
+    with pytest.raises(ValueError, match=re.escape(reason)):
+        Tokenizer.from_config(config)
