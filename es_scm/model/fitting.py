@@ -35,6 +35,7 @@ from es_scm.similarity.factory import (
     build_unseen,
     levenshtein_options,
 )
+from es_scm.similarity.synonyms import Synonyms, as_synonyms
 from es_scm.similarity.unseen import UnseenTerms
 from es_scm.validation import NON_NEGATIVE_INT, POSITIVE_INT, OrNone, check, check_dtype
 
@@ -54,6 +55,8 @@ class SimilarityRecipe:
     similarity : TermSimilarityMatrix, callable or None
         A ready S, or a function of the terms that makes it.
     levenshtein : LevenshteinOptions or None
+    synonyms : Synonyms or None
+        Synonym files mixed into S (:mod:`es_scm.similarity.synonyms`).
     options : SimilarityOptions
     dtype : numpy dtype
         S's float dtype (from word vectors).
@@ -66,6 +69,7 @@ class SimilarityRecipe:
     source: SimilaritySource | None
     similarity: SimilarityLike
     levenshtein: LevenshteinOptions | None
+    synonyms: Synonyms | None
     options: SimilarityOptions
     dtype: np.dtype
     batch_size: int | None
@@ -80,12 +84,14 @@ def similarity_recipe(
     dtype: Any,
     batch_size: int | None,
     unseen_limit: int,
+    synonyms: Any = None,
 ) -> SimilarityRecipe:
     """The checked recipe of ``build``'s arguments: each value read and checked here, once."""
     return SimilarityRecipe(
         similarity_source(embeddings),
         similarity,
         levenshtein_options(levenshtein),
+        as_synonyms(synonyms),
         options,
         check_dtype(dtype),
         check(batch_size, "batch_size", OrNone(POSITIVE_INT)),
@@ -123,6 +129,8 @@ def fit_parts(
         vectors,
         similarity=recipe.similarity,
         levenshtein=recipe.levenshtein,
+        synonyms=recipe.synonyms,
+        tokenize=tokenizer.tokenize,
         document_frequencies=vocabulary.document_frequencies,
         options=recipe.options,
         dtype=recipe.dtype,
@@ -133,7 +141,12 @@ def fit_parts(
     unseen = None
     if recipe.similarity is None:
         unseen = build_unseen(
-            vocabulary.terms, vectors, limit=recipe.unseen_limit, options=recipe.options
+            vocabulary.terms,
+            vectors,
+            limit=recipe.unseen_limit,
+            options=recipe.options,
+            levenshtein=recipe.levenshtein,
+            synonyms=recipe.synonyms,
         )
     logger.info("S: %d non-zeros (%.1fs)", matrix.nnz, time.perf_counter() - started)
     return tokenizer, vocabulary, matrix, unseen

@@ -227,9 +227,10 @@ class SoftCosineModel:
         query_weighting: WeightingLike = None,
         similarity: SimilarityLike = None,
         levenshtein: bool | float | LevenshteinOptions = False,
+        synonyms: Any = None,
         nonzero_limit: int | None = SIMILARITY_DEFAULTS.nonzero_limit,
-        threshold: float = SIMILARITY_DEFAULTS.threshold,
-        exponent: float = SIMILARITY_DEFAULTS.exponent,
+        threshold: float | None = SIMILARITY_DEFAULTS.threshold,
+        exponent: float | None = SIMILARITY_DEFAULTS.exponent,
         symmetric: bool = SIMILARITY_DEFAULTS.symmetric,
         dominant: bool = SIMILARITY_DEFAULTS.dominant,
         neighbors: str = SIMILARITY_DEFAULTS.neighbors,
@@ -249,9 +250,13 @@ class SoftCosineModel:
             The source of S (:mod:`es_scm.model.similarity_source`), checked before the corpus
             is read: word vectors for :meth:`TermSimilarityMatrix.from_embeddings`;
             ``"train[:word2vec|fasttext]"`` or an ``EmbeddingTraining`` trains them on ``texts``
-            (or on its background corpus) first, deterministically and cached; ``"auto"``
-            chooses by the corpus's size; ``(weight, embeddings)`` pairs combine their matrices.
-            None (and no ``similarity`` or ``levenshtein``): S = I, the plain cosine.
+            (or on its background corpus) first, deterministically and cached;
+            ``"encoder[:NAME_OR_FOLDER]"``, an ``EncoderVectors`` or a ``SentenceEncoder``
+            encodes the terms with a sentence encoder (:mod:`es_scm.similarity.encoded`,
+            cached); ``"auto"`` chooses by the corpus's size and the installed extras;
+            ``(weight, embeddings)`` pairs combine their matrices, ``(weight, embeddings,
+            options)`` triples with the part's own ``SourceOptions``. None (and no
+            ``similarity``, ``levenshtein`` or ``synonyms``): S = I, the plain cosine.
         tokenizer : Tokenizer, optional
             Defaults to ``Tokenizer()``.
         min_df, max_df, max_terms
@@ -266,11 +271,20 @@ class SoftCosineModel:
             Use edit-distance similarity (:meth:`TermSimilarityMatrix.from_levenshtein`). Alone,
             it is S; with ``embeddings``, ``True`` averages the two matrices and a float λ in
             (0, 1) gives ``λ·S_levenshtein + (1 − λ)·S_embeddings`` off the unit diagonal.
+        synonyms : path, list of paths or Synonyms, optional
+            Curated synonym files (Solr/Elasticsearch rules, or a weighted ``.tsv`` of pairs;
+            :mod:`es_scm.similarity.synonyms`), their entries mapped to terms by ``tokenizer``:
+            alone they are S; with other sources S is ``w·S_synonyms + (1 − w)·S_others`` off
+            the unit diagonal, ``w`` the ``weight`` of ``Synonyms`` (default
+            :data:`es_scm.defaults.SYNONYM_DEFAULTS`).
         nonzero_limit, threshold, exponent, symmetric, dominant, neighbors, column_order
             How S is built (:class:`~es_scm.options.SimilarityOptions`, checked together), with
             the defaults of :data:`es_scm.defaults.SIMILARITY_DEFAULTS`; ``neighbors="gensim"``
             gives gensim's matrix bit for bit, ``column_order="id"`` fills S's columns by term id
-            instead of rarest term first.
+            instead of rarest term first. ``threshold`` and ``exponent`` None: each source of
+            vectors its own (:data:`es_scm.defaults.EMBEDDING_SOURCE`,
+            :data:`es_scm.defaults.ENCODER_DEFAULTS`); given, they apply to every source of
+            vectors except a combined part that has its own.
         dtype, batch_size
             S's float dtype and the terms per matrix product (see ``from_embeddings``).
         n_jobs : int or None, default=None
@@ -292,7 +306,7 @@ class SoftCosineModel:
             nonzero_limit, threshold, exponent, symmetric, dominant, neighbors, column_order
         )
         recipe = similarity_recipe(
-            embeddings, similarity, levenshtein, options, dtype, batch_size, unseen_limit
+            embeddings, similarity, levenshtein, options, dtype, batch_size, unseen_limit, synonyms
         )
         vocabulary = Vocabulary(min_df=min_df, max_df=max_df, max_terms=max_terms)
         parts = fit_parts(texts, recipe, tokenizer=tokenizer, vocabulary=vocabulary, n_jobs=n_jobs)

@@ -1,4 +1,4 @@
-"""Word embeddings trained for a model: on its own corpus, or on a background corpus.
+"""Word vectors made for a model: trained on its own corpus or a background corpus, or encoded.
 
 :meth:`es_scm.model.SoftCosineModel.build` reads its corpus once; when embeddings are to be trained
 on it (or may be: ``"auto"``), :func:`own_corpus_sink` gives the
@@ -8,7 +8,9 @@ trains on it (or on a background corpus, tokenized by the model's tokenizer) wit
 :mod:`es_scm.similarity.training`. The source may also be
 :class:`~es_scm.similarity.factory.CombinedSources`, whose matrices
 :func:`es_scm.similarity.factory.build_similarity` combines; each training among them is resolved
-the same way.
+the same way. A sentence encoder's term vectors (:class:`~es_scm.similarity.encoded.EncoderVectors`)
+are encoded for the model's terms, and for the encoder's whole words that the model's tokenizer
+keeps as terms (the query words outside the vocabulary that the unseen columns cover).
 """
 
 from __future__ import annotations
@@ -21,7 +23,8 @@ from es_scm.model.auto import AutoEmbeddings
 from es_scm.model.similarity_source import SimilaritySource, similarity_source
 from es_scm.model.text import Tokenizer
 from es_scm.similarity.embeddings import WordEmbeddings
-from es_scm.similarity.factory import CombinedSources, VectorSource
+from es_scm.similarity.encoded import EncoderVectors
+from es_scm.similarity.factory import CombinedSources, SourcePart, VectorSource
 from es_scm.similarity.training import (
     EmbeddingTraining,
     SentenceFile,
@@ -62,7 +65,9 @@ class OwnCorpus:
 
 def _parts(source: SimilaritySource | None) -> tuple[SimilaritySource | None, ...]:
     """The sources of ``source``: its parts when combined, else itself."""
-    return tuple(p for _, p in source.parts) if isinstance(source, CombinedSources) else (source,)
+    if isinstance(source, CombinedSources):
+        return tuple(part.source for part in source.parts)
+    return (source,)
 
 
 def own_corpus_sink(source: SimilaritySource | None) -> OwnCorpus | None:
@@ -79,7 +84,8 @@ def resolve_embeddings(
     terms: Sequence[str],
     own: OwnCorpus | None,
 ) -> tuple[VectorSource | None, dict[str, Any] | None]:
-    """``source`` with ``"auto"`` chosen and every training replaced by the vectors it trains.
+    """``source`` with ``"auto"`` chosen, every training replaced by the vectors it trains and
+    every encoder by the vectors it encodes.
 
     Parameters
     ----------
@@ -88,7 +94,7 @@ def resolve_embeddings(
     tokenizer : Tokenizer
         The model's: a background corpus is tokenized as the model's texts are.
     terms : sequence of str
-        The model's terms (fastText gives each a subword vector).
+        The model's terms (fastText gives each a subword vector; an encoder encodes them).
     own : OwnCorpus, optional
         The model's corpus, written while the vocabulary was fitted.
 
@@ -104,7 +110,10 @@ def resolve_embeddings(
             chosen, choice = source.choose(own.counts[0])
             source = similarity_source(chosen)
         if isinstance(source, CombinedSources):
-            parts = tuple((w, _resolve(s, tokenizer, terms, own)) for w, s in source.parts)
+            parts = tuple(
+                SourcePart(w, _resolve(s, tokenizer, terms, own), options)
+                for w, s, options in source.parts
+            )
             return CombinedSources(parts), choice
         return _resolve(source, tokenizer, terms, own), choice
     finally:
@@ -118,6 +127,8 @@ def _resolve(
     terms: Sequence[str],
     own: OwnCorpus | None,
 ) -> WordEmbeddings | None:
+    if isinstance(source, EncoderVectors):
+        return source.vectors(terms, keep=lambda word: tokenizer.tokenize(word) == [word])
     if not isinstance(source, EmbeddingTraining):
         assert source is None or isinstance(source, WordEmbeddings)
         return source

@@ -59,7 +59,7 @@ class WordEmbeddings:
         If the shapes disagree, a word repeats, or a vector is not finite.
     """
 
-    __slots__ = ("_index", "name", "training", "vectors", "words")
+    __slots__ = ("_index", "encoder", "name", "training", "vectors", "words")
 
     def __init__(
         self, words: Sequence[str], vectors: np.ndarray, *, name: str | None = None
@@ -86,6 +86,8 @@ class WordEmbeddings:
         self.name: str = name or "array"
         #: How the vectors were trained, if es-scm trained them (:mod:`.training`), else None.
         self.training: dict[str, Any] | None = None
+        #: The sentence encoder that encoded the words, if one did (:mod:`.encoded`), else None.
+        self.encoder: dict[str, Any] | None = None
 
     # ------------------------------------------------------------------ basic protocol
     @property
@@ -110,6 +112,8 @@ class WordEmbeddings:
         described: dict[str, Any] = {"name": self.name, "words": len(self), "dim": self.dim}
         if self.training is not None:
             described["training"] = dict(self.training)
+        if self.encoder is not None:
+            described["encoder"] = dict(self.encoder)
         return described
 
     def index(self, word: str) -> int:

@@ -12,8 +12,8 @@ built (:attr:`TermSimilarityMatrix.build_info`, saved with it and in a model's `
 
 It is the term-similarity layer of es-scm, one class as gensim's ``SparseTermSimilarityMatrix``:
 the terms and their lookups, the builders (``from_embeddings``, ``from_levenshtein``,
-``from_pairs``, ``identity``, ``combine``: each checks its arguments into typed options where
-they enter), the files, the restriction, and the math of the search path
+``from_pairs``, ``from_synonyms``, ``identity``, ``combine``: each checks its arguments into typed
+options where they enter), the files, the restriction, and the math of the search path
 (:mod:`es_scm.similarity.scm` — :meth:`~TermSimilarityMatrix.expand`,
 :meth:`~TermSimilarityMatrix.soft_norm`, :meth:`~TermSimilarityMatrix.normalize`,
 :meth:`~TermSimilarityMatrix.inner_product`, :meth:`~TermSimilarityMatrix.contributions`), which
@@ -23,9 +23,10 @@ by indexing, search and evaluation.
 Sources of similarities feed one greedy builder that bounds every column to ``nonzero_limit``
 off-diagonal non-zeros (Theorem 3.4; :mod:`es_scm.similarity.builder`): word embeddings
 (:mod:`es_scm.similarity.sources`, with gensim's bit-for-bit mode in
-:mod:`es_scm.similarity.gensim_compat`), edit distance (:mod:`es_scm.similarity.levenshtein`) and
-a thesaurus of pairs (:mod:`es_scm.similarity.thesaurus`); :meth:`TermSimilarityMatrix.combine`
-mixes them.
+:mod:`es_scm.similarity.gensim_compat`; a sentence encoder's term vectors,
+:mod:`es_scm.similarity.encoded`), edit distance (:mod:`es_scm.similarity.levenshtein`), a
+thesaurus of pairs (:mod:`es_scm.similarity.thesaurus`) and synonym files
+(:mod:`es_scm.similarity.synonyms`); :meth:`TermSimilarityMatrix.combine` mixes them.
 """
 
 from __future__ import annotations
@@ -33,20 +34,26 @@ from __future__ import annotations
 import io
 import math
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from scipy import sparse
 
-from es_scm.defaults import LEVENSHTEIN_DEFAULTS, SIMILARITY_DEFAULTS
+from es_scm.defaults import (
+    EMBEDDING_SOURCE,
+    LEVENSHTEIN_DEFAULTS,
+    SIMILARITY_DEFAULTS,
+    SYNONYM_DEFAULTS,
+)
 from es_scm.options import SimilarityOptions
 from es_scm.similarity import scm
 from es_scm.similarity.embeddings import WordEmbeddings
 from es_scm.similarity.levenshtein import BATCH_SIZE, levenshtein_matrix
 from es_scm.similarity.matrix_files import read_matrix, write_matrix
 from es_scm.similarity.sources import as_embeddings, embedding_matrix
+from es_scm.similarity.synonyms import Synonyms, synonym_matrix
 from es_scm.similarity.thesaurus import pairs_matrix
 from es_scm.validation import (
     FLOAT_DTYPES,
@@ -160,6 +167,48 @@ class TermSimilarityMatrix:
         return cls(matrix, terms, build_info=info)
 
     @classmethod
+    def from_synonyms(
+        cls,
+        terms: Sequence[str],
+        files: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
+        tokenize: Callable[[str], list[str]],
+        *,
+        similarity: float = SYNONYM_DEFAULTS.similarity,
+        threshold: float = SYNONYM_DEFAULTS.threshold,
+        exponent: float = SYNONYM_DEFAULTS.exponent,
+        symmetric: bool = SIMILARITY_DEFAULTS.symmetric,
+        dtype: np.dtype | type = np.float32,
+    ) -> TermSimilarityMatrix:
+        """S from synonym files: Solr/Elasticsearch rules or a weighted TSV of pairs.
+
+        See :mod:`es_scm.similarity.synonyms` for the formats and how entries become terms.
+
+        Parameters
+        ----------
+        terms : sequence of str
+            The terms of the rows and columns; pairs with another term are left out (counted).
+        files : path or sequence of paths
+            ``.tsv`` files are weighted pairs, other files Solr-format rules.
+        tokenize : callable
+            Maps an entry to its terms, e.g. a model's :class:`~es_scm.model.Tokenizer`.
+        similarity, threshold, exponent
+            See :class:`~es_scm.options.SynonymOptions`
+            (defaults :data:`es_scm.defaults.SYNONYM_DEFAULTS`).
+        symmetric : bool, optional
+            Relate the terms of a pair both ways (the default).
+
+        Raises
+        ------
+        ValueError
+            ``"FILE:LINE: …"`` for a malformed line; for a file that is not found.
+        """
+        chosen = Synonyms(files, similarity=similarity, threshold=threshold, exponent=exponent)
+        matrix, info = synonym_matrix(
+            terms, chosen, tokenize, symmetric=symmetric, dtype=check_dtype(dtype)
+        )
+        return cls(matrix, terms, build_info=info)
+
+    @classmethod
     def combine(
         cls, weighted: Iterable[tuple[float, TermSimilarityMatrix]]
     ) -> TermSimilarityMatrix:
@@ -193,8 +242,8 @@ class TermSimilarityMatrix:
         embeddings: WordEmbeddings | KeyedVectors,
         *,
         nonzero_limit: int | None = SIMILARITY_DEFAULTS.nonzero_limit,
-        threshold: float = SIMILARITY_DEFAULTS.threshold,
-        exponent: float = SIMILARITY_DEFAULTS.exponent,
+        threshold: float = EMBEDDING_SOURCE.threshold,  # type: ignore[assignment]
+        exponent: float = EMBEDDING_SOURCE.exponent,  # type: ignore[assignment]
         symmetric: bool = SIMILARITY_DEFAULTS.symmetric,
         dominant: bool = SIMILARITY_DEFAULTS.dominant,
         document_frequencies: Sequence[float] | np.ndarray | None = None,
@@ -226,8 +275,10 @@ class TermSimilarityMatrix:
             Insert :math:`s_{ij}` together with :math:`s_{ji}`, making S symmetric.
         dominant : bool, optional
             Keep every column's absolute off-diagonal sum below 1; with ``symmetric`` this makes
-            S positive definite. These five and ``neighbors`` default to
-            :data:`es_scm.defaults.SIMILARITY_DEFAULTS` (:class:`es_scm.options.SimilarityOptions`).
+            S positive definite. These and ``neighbors`` default to
+            :data:`es_scm.defaults.SIMILARITY_DEFAULTS` (:class:`es_scm.options.SimilarityOptions`),
+            the threshold and exponent to word vectors' own
+            (:data:`es_scm.defaults.EMBEDDING_SOURCE`).
         document_frequencies : sequence of numbers or None, optional
             One per term: the columns are visited rarest term first (ties by term id), and each
             column's candidates are inserted in the same order; by term id when None. This is

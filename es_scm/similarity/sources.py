@@ -84,6 +84,8 @@ def embedding_matrix(
     terms = check_terms(terms)
     threshold = options.threshold
     exponent = options.exponent
+    if threshold is None or exponent is None:  # resolved per source: options.source_settings
+        raise ValueError("S from word vectors needs a threshold and an exponent, got None")
     limit = options.budget(len(terms))
     if threshold < 0 and not float(exponent).is_integer():
         raise ValueError(

@@ -27,6 +27,7 @@ LAYERS = [
     "fusion",
     "documents",
     "tools",
+    "encoder",
     "defaults",
     "options",
     "extras",
