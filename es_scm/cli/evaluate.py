@@ -232,6 +232,8 @@ def _settings(args: argparse.Namespace, model: Any, embeddings: Any) -> dict[str
         options = model_options(args)
         built = {"word2vec_corpus": args.word2vec_corpus}
         built.update({key: value for key, value in options.items() if "weighting" not in key})
+        if built.get("synonyms") is not None:
+            built["synonyms"] = built["synonyms"].describe()
     return {
         "embeddings": _embeddings_name(description["similarity"]),
         **built,

@@ -101,9 +101,12 @@ def run_build(args: argparse.Namespace) -> int:
         f"S with {nnz:,} non-zeros ({nnz / len(model.terms):.1f} per term), built in "
         f"{seconds:.1f}s"
     )
-    auto = model.similarity_matrix.build_info.get("auto")
+    info = model.similarity_matrix.build_info
+    auto = info.get("auto")
     if auto:
         print(f"embeddings auto: {auto['choice']} ({auto['reason']})")
+    for line in source_lines(info):
+        print(f"S: {line}")
     print(f"saved to {out}")
     print(f"next: es-scm index --model {out} --index NAME --corpus {args.corpus}")
     return EXIT_OK
@@ -127,6 +130,7 @@ def run_info(args: argparse.Namespace) -> int:
     auto = description["similarity"].get("auto")
     if auto:
         rows.append(("S chosen (embeddings auto)", f"{auto['choice']}: {auto['reason']}"))
+    rows += [("S source", line) for line in source_lines(description["similarity"])]
     rows += [(f"S {key}", _value(value)) for key, value in built if not key.startswith("auto.")]
     if not description["similarity"]:
         rows.append(("S built with", "not recorded (a model saved by an older es-scm)"))
@@ -145,6 +149,43 @@ def run_info(args: argparse.Namespace) -> int:
     for label, value in rows:
         print(f"{label:<{width}}  {value}")
     return EXIT_OK
+
+
+def source_lines(info: dict[str, Any], weight: float = 1.0) -> list[str]:
+    """One line per source of S in its build record: its weight in S, what it is, its settings.
+
+    A combination's parts are listed with their weights multiplied through (the weight each
+    source's similarities have in S).
+    """
+    source = info.get("source")
+    if source == "combination":
+        return [
+            line
+            for part in info.get("parts", [])
+            for line in source_lines(part, weight * float(part.get("weight", 1.0)))
+        ]
+    share = f"{weight:.3g} × "
+    if source == "embeddings":
+        limit = info.get("nonzero_limit")
+        own = info.get("own_options")
+        return [
+            f"{share}{info['embeddings']['name']}: cosines above {info['threshold']:g} raised to "
+            f"{info['exponent']:g}, at most {'no limit' if limit is None else limit} per column"
+            + (f" (its own: {own})" if own else "")
+        ]
+    if source == "synonyms":
+        files = ", ".join(f["path"] for f in info.get("files", []))
+        skipped = sum(f.get("multi_word_entries", 0) for f in info.get("files", []))
+        return [
+            f"{share}synonyms from {files}: {info['pairs']:,} pairs in S, "
+            f"{info['pairs_outside_vocabulary']:,} with a term outside the vocabulary, "
+            f"{skipped:,} multi-word entries skipped"
+        ]
+    if source == "levenshtein":
+        return [f"{share}edit distance (alpha {info['alpha']:g}, beta {info['beta']:g})"]
+    if source in (None, "identity"):
+        return []
+    return [f"{share}{source}"]
 
 
 def _flatten(info: dict[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
@@ -195,7 +236,9 @@ BUILD = Command(
     "es-scm model build --corpus docs/ --out m --embeddings vectors.bin "
     "--embeddings-format word2vec-binary\n"
     "es-scm model build --corpus news.csv --text-field body --out m --levenshtein 0.3\n"
-    "es-scm model build --corpus news.jsonl --out m --embeddings train:fasttext",
+    "es-scm model build --corpus news.jsonl --out m --embeddings train:fasttext\n"
+    "es-scm model build --corpus news.jsonl --out m --embeddings encoder --encoder-mode pieces\n"
+    "es-scm model build --corpus news.jsonl --out m --synonyms synonyms.txt --synonym-weight 0.3",
     add_build_arguments,
     run_build,
 )

