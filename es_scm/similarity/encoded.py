@@ -48,15 +48,16 @@ from scipy import sparse
 
 from es_scm.defaults import ENCODER_DEFAULTS
 from es_scm.encoder import Progress, SentenceEncoder
-from es_scm.options import ENCODER_MODES
+from es_scm.options import EncoderOptions, check_fields
 from es_scm.similarity.embeddings import WordEmbeddings
 from es_scm.similarity.training_files import VectorCache, default_cache_dir, private_directory
-from es_scm.validation import POSITIVE_INT, Options, OrNone, Text, check
+from es_scm.validation import OrNone, Text, check
 
 __all__ = ["EncoderVectors", "as_encoder_vectors"]
 
 logger = logging.getLogger(__name__)
 _SCHEME = "es-scm-encoder-vectors/1"
+_CHECKED = ("mode", "batch_size")  # the fields of EncoderOptions that EncoderVectors has
 
 
 @dataclass(frozen=True)
@@ -89,8 +90,7 @@ class EncoderVectors:
     progress: Progress | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "mode", check(self.mode, "mode", Options(ENCODER_MODES)))
-        object.__setattr__(self, "batch_size", check(self.batch_size, "batch_size", POSITIVE_INT))
+        check_fields(self, {name: EncoderOptions.CONSTRAINTS[name] for name in _CHECKED})
         check(self.device, "device", OrNone(Text()))
         if not isinstance(self.encoder, SentenceEncoder):
             name = check(self.encoder, "encoder", Text(what="a model name or a folder"))

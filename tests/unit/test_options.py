@@ -13,9 +13,11 @@ import pytest
 from es_scm.defaults import (
     AUTO_EMBEDDINGS,
     EMBEDDING_SOURCE,
+    ENCODER_DEFAULTS,
     HYBRID_DEFAULTS,
     LEVENSHTEIN_DEFAULTS,
     SIMILARITY_DEFAULTS,
+    SYNONYM_DEFAULTS,
     TRAINING_DEFAULTS,
     TRAINING_SCALE,
 )
@@ -26,14 +28,19 @@ from es_scm.model.auto import AutoEmbeddings
 from es_scm.model.similarity_source import similarity_source
 from es_scm.options import (
     AutoOptions,
+    EncoderOptions,
     HybridOptions,
     LevenshteinOptions,
     SimilarityOptions,
+    SourceOptions,
+    SynonymOptions,
     TrainingOptions,
     TrainingScale,
 )
 from es_scm.similarity import TermSimilarityMatrix, WordEmbeddings
+from es_scm.similarity.encoded import EncoderVectors
 from es_scm.similarity.factory import CombinedSources, levenshtein_options
+from es_scm.similarity.synonyms import Synonyms
 from es_scm.similarity.training import EmbeddingTraining
 from es_scm.validation import Interval
 
@@ -82,6 +89,14 @@ BAD_VALUES = [
     (TRAINING_SCALE, "max_bucket", 10, "min_bucket (50000) must not exceed max_bucket (10)"),
     (AUTO_EMBEDDINGS, "glove_weight", 1.0, "glove_weight must be in (0, 1), got 1.0"),
     (AUTO_EMBEDDINGS, "min_training_tokens", -1, "min_training_tokens must be >= 0, got -1"),
+    (AUTO_EMBEDDINGS, "encoder_weight", 1.0, "encoder_weight must be in [0, 1), got 1.0"),
+    (EMBEDDING_SOURCE, "exponent", 0, "exponent must be a real number in (0, inf), got 0"),
+    (ENCODER_DEFAULTS, "mode", "letters", "mode must be one of 'word', 'pieces', got 'letters'"),
+    (ENCODER_DEFAULTS, "batch_size", 0, "batch_size must be an integer >= 1, got 0"),
+    (ENCODER_DEFAULTS, "threshold", -2, "threshold must be a real number in [-1, 1), got -2"),
+    (ENCODER_DEFAULTS, "model", "", "model must be a model name or a folder, got ''"),
+    (SYNONYM_DEFAULTS, "weight", 0, "weight must be a real number in (0, 1), got 0"),
+    (SYNONYM_DEFAULTS, "similarity", 0, "similarity must be a real number in (0, 1], got 0"),
     (
         HYBRID_DEFAULTS,
         "fusion",
@@ -111,6 +126,9 @@ def test_every_option_type_refuses_a_bad_value_with_the_message_the_api_gave(
         (TRAINING_SCALE, TrainingScale),
         (AUTO_EMBEDDINGS, AutoOptions),
         (HYBRID_DEFAULTS, HybridOptions),
+        (EMBEDDING_SOURCE, SourceOptions),
+        (ENCODER_DEFAULTS, EncoderOptions),
+        (SYNONYM_DEFAULTS, SynonymOptions),
     ],
 )
 def test_the_defaults_are_instances_of_the_option_types(default, kind):
@@ -138,10 +156,20 @@ def test_the_api_takes_its_defaults_from_the_default_instances():
         TRAINING_DEFAULTS.as_dict()
     )
     auto = AutoEmbeddings()
-    assert (auto.glove_weight, auto.min_training_tokens) == (
+    assert (auto.glove_weight, auto.min_training_tokens, auto.encoder_weight) == (
         AUTO_EMBEDDINGS.glove_weight,
         AUTO_EMBEDDINGS.min_training_tokens,
+        AUTO_EMBEDDINGS.encoder_weight,
     )
+    encoder = EncoderVectors()
+    assert (encoder.sentence_encoder.name, encoder.mode, encoder.batch_size) == (
+        ENCODER_DEFAULTS.model,
+        ENCODER_DEFAULTS.mode,
+        ENCODER_DEFAULTS.batch_size,
+    )
+    synonyms = inspect.signature(Synonyms).parameters
+    for name in SynonymOptions.names():
+        assert synonyms[name].default == getattr(SYNONYM_DEFAULTS, name)
     assert MaxFusion().alpha == HYBRID_DEFAULTS.alpha
     assert ReciprocalRankFusion().rrf_k == HYBRID_DEFAULTS.rrf_k
     assert hybrid_options() == HYBRID_DEFAULTS
