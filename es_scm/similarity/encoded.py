@@ -47,7 +47,7 @@ import numpy as np
 from scipy import sparse
 
 from es_scm.defaults import ENCODER_DEFAULTS
-from es_scm.encoder import Progress, SentenceEncoder
+from es_scm.encoder import ProgressCallback, SentenceEncoder
 from es_scm.options import EncoderOptions, check_fields
 from es_scm.similarity.embeddings import WordEmbeddings
 from es_scm.similarity.training_files import VectorCache, default_cache_dir, private_directory
@@ -87,7 +87,7 @@ class EncoderVectors:
     batch_size: int = ENCODER_DEFAULTS.batch_size
     device: str | None = None
     cache_dir: str | Path | None = field(default=None, compare=False)
-    progress: Progress | None = field(default=None, compare=False, repr=False)
+    progress: ProgressCallback | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         check_fields(self, {name: EncoderOptions.CONSTRAINTS[name] for name in _CHECKED})
