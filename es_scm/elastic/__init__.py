@@ -7,6 +7,7 @@ and exactly rescored (:mod:`~es_scm.elastic.searcher`). :class:`SCMIndex` is the
 behind an alias.
 """
 
+from es_scm.elastic._sync.client import cluster_max_clauses, cluster_version
 from es_scm.elastic.aliases import AliasSearcher, AliasSwap, reindex_into_alias
 from es_scm.elastic.connection import client_from_env
 from es_scm.elastic.index import SCMIndex
@@ -33,5 +34,7 @@ __all__ = [
     "Searcher",
     "UnsupportedVersionError",
     "client_from_env",
+    "cluster_max_clauses",
+    "cluster_version",
     "reindex_into_alias",
 ]

@@ -46,8 +46,9 @@ from elasticsearch import Elasticsearch
 
 from es_scm._version import __version__
 from es_scm.defaults import EXPANSIONS
+from es_scm.elastic._sync.client import cluster_version
 from es_scm.elastic.calls import Call, Plan
-from es_scm.elastic.connection import cluster_version, version_tuple
+from es_scm.elastic.connection import version_tuple
 from es_scm.elastic.runtime import SyncRuntime
 from es_scm.validation import MappingOf, Options, OrNone, Text, check
 

@@ -18,7 +18,8 @@ import pytest
 from es_scm import SCMIndex, SoftCosineModel, TermSimilarityMatrix
 from es_scm.cli import main
 from es_scm.cli.errors import EXIT_ERROR
-from es_scm.elastic.connection import client_from_env, cluster_version, error_reason
+from es_scm.elastic import cluster_version
+from es_scm.elastic.connection import client_from_env, error_reason
 
 TEXTS = ["the car drives on the road", "an automobile on the highway", "a cat sleeps on a mat"]
 

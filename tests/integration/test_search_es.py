@@ -9,8 +9,14 @@ import numpy as np
 import pytest
 
 from es_scm import SoftCosineModel
-from es_scm.elastic import IndexNotFoundError, ModelMismatchError, NotProvenError, SCMIndex
-from es_scm.elastic.connection import cluster_version, version_tuple
+from es_scm.elastic import (
+    IndexNotFoundError,
+    ModelMismatchError,
+    NotProvenError,
+    SCMIndex,
+    cluster_version,
+)
+from es_scm.elastic.connection import version_tuple
 from es_scm.elastic.schema import index_mapping, stored_vector
 from es_scm.model import BruteForceSearch
 

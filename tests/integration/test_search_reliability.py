@@ -21,10 +21,15 @@ from es_scm import SoftCosineModel, TermSimilarityMatrix
 from es_scm.cli import main
 from es_scm.cli.errors import EXIT_ERROR, EXIT_OK, EXIT_USAGE
 from es_scm.defaults import MAX_QUERY_WORDS
-from es_scm.elastic import ModelMismatchError, SCMIndex, Searcher, client_from_env
+from es_scm.elastic import (
+    ModelMismatchError,
+    SCMIndex,
+    Searcher,
+    client_from_env,
+    cluster_max_clauses,
+)
 from es_scm.elastic.aio import AsyncSCMIndex
 from es_scm.elastic.aliases import reindex_into_alias
-from es_scm.elastic.connection import cluster_max_clauses
 from es_scm.model import BruteForceSearch
 from es_scm.model.brute_force import rank
 from tests.support import with_async_client
