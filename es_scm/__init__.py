@@ -20,12 +20,12 @@ _EXPORTS = {
     "BruteForceSearch": "es_scm.model.brute_force",
     "WordEmbeddings": "es_scm.similarity.embeddings",
     "TermSimilarityMatrix": "es_scm.similarity.matrix",
-    "SCMIndex": "es_scm.elastic.index",
+    "SCMIndex": "es_scm.elastic",
     "Searcher": "es_scm.elastic.searcher",
     "AsyncSCMIndex": "es_scm.elastic.aio",
     "AsyncSearcher": "es_scm.elastic.aio",
     "AsyncAliasSearcher": "es_scm.elastic.aio",
-    "AliasSearcher": "es_scm.elastic.aliases",
+    "AliasSearcher": "es_scm.elastic",
     "async_client_from_env": "es_scm.elastic.aio",
     "client_from_env": "es_scm.elastic.connection",
 }
@@ -52,15 +52,14 @@ __all__ = [
 
 if TYPE_CHECKING:  # pragma: no cover
     from es_scm.documents import Document
+    from es_scm.elastic import AliasSearcher, SCMIndex
     from es_scm.elastic.aio import (
         AsyncAliasSearcher,
         AsyncSCMIndex,
         AsyncSearcher,
         async_client_from_env,
     )
-    from es_scm.elastic.aliases import AliasSearcher
     from es_scm.elastic.connection import client_from_env
-    from es_scm.elastic.index import SCMIndex
     from es_scm.elastic.searcher import Searcher
     from es_scm.model.brute_force import BruteForceSearch
     from es_scm.model.soft_cosine import SoftCosineModel

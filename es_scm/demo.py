@@ -304,7 +304,7 @@ def _compare(
     ]
     scm = [
         (hit.id, hit.score, texts[hit.id])
-        for hit in scm_index.search(query.text, k=k, mode="exact")
+        for hit in scm_index.searcher.search(query.text, k=k, mode="exact")
     ]
     return QueryComparison(query, bm25, scm)
 

@@ -44,7 +44,7 @@ async def search(request: web.Request) -> web.Response:
         raise web.HTTPBadRequest(text=f"give q=TEXT and mode in {MODES}")
     try:
         k = int(request.query.get("k", "10"))
-        result = await request.app[INDEX_KEY].search(query, k, mode=mode)
+        result = await request.app[INDEX_KEY].searcher.search(query, k, mode=mode)
     except NotProvenError as error:  # a deep page in exact mode
         raise web.HTTPUnprocessableEntity(text=str(error)) from None
     except ValueError as error:  # a bad k

@@ -44,6 +44,10 @@ REPLACEMENTS = {
     "AsyncSCMIndex": "SCMIndex",
     "AsyncAliasSearcher": "AliasSearcher",
     "async_reindex_into_alias": "reindex_into_alias",
+    "AsyncIngestion": "Ingestion",
+    "AsyncBatchSender": "BatchSender",
+    # builtins
+    "anext": "next",
     # the hand-written pairs of es_scm/elastic/concurrency.py
     "AsyncWorkers": "Workers",
     "AsyncStop": "Stop",

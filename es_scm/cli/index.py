@@ -279,7 +279,8 @@ def _run_alias(
     metadata_mapping: Any,
     total: int | None,
 ) -> int:
-    from es_scm.elastic.aliases import AliasSwapError, new_index_name, reindex_into_alias
+    from es_scm.elastic import AliasSwapError, reindex_into_alias
+    from es_scm.elastic.aliases import new_index_name
     from es_scm.elastic.ingest import IngestError, IngestInterrupted
 
     name = new_index_name(args.alias)

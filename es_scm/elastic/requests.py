@@ -32,6 +32,7 @@ from es_scm.validation import (
 
 __all__ = [
     "HYBRID_KEYS",
+    "MAX_REQUEST_BYTES",
     "Filter",
     "IndexLayout",
     "IngestOptions",
@@ -48,6 +49,9 @@ Filter = Mapping[str, Any] | Sequence[Mapping[str, Any]] | None
 HYBRID_KEYS = ("fusion", "alpha", "rrf_k", "depth")
 _MODES = Options(("native", "exact", "hybrid"))
 _SECONDS = Interval(float, 0.0, None)
+#: The default largest bulk request, and so the largest document (encoded as JSON): half of
+#: Elasticsearch's default ``http.max_content_length`` (100 MB).
+MAX_REQUEST_BYTES = 50 * 2**20
 
 
 @dataclass(frozen=True)
@@ -149,14 +153,15 @@ class IndexLayout:
 
 @dataclass(frozen=True)
 class IngestOptions:
-    """How documents are sent (see :meth:`~es_scm.elastic.index.IndexOperations.index_documents`
-    and :mod:`es_scm.elastic.bulk_plan`)."""
+    """How documents are sent (see :meth:`~es_scm.elastic.aio.AsyncSCMIndex.index_documents`
+    and :mod:`es_scm.elastic.bulk`)."""
 
     batch_size: int = 500
     max_retries: int = 5
     initial_backoff: float = 1.0
     retry_budget: float = 60.0
     concurrency: int = 2
+    max_request_bytes: int = MAX_REQUEST_BYTES
     max_backoff: float = 10.0
 
     def __post_init__(self) -> None:
@@ -167,6 +172,7 @@ class IngestOptions:
             ("max_backoff", _SECONDS),
             ("retry_budget", _SECONDS),
             ("concurrency", POSITIVE_INT),
+            ("max_request_bytes", POSITIVE_INT),
         ):
             object.__setattr__(self, name, check(getattr(self, name), name, constraint))
 

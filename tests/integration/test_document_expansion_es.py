@@ -11,9 +11,14 @@ import asyncio
 import numpy as np
 import pytest
 
-from es_scm.elastic import ModelMismatchError, NotProvenError, SCMIndex, Searcher
+from es_scm.elastic import (
+    ModelMismatchError,
+    NotProvenError,
+    SCMIndex,
+    Searcher,
+    reindex_into_alias,
+)
 from es_scm.elastic.aio import AsyncSCMIndex, async_client_from_env
-from es_scm.elastic.aliases import reindex_into_alias
 from es_scm.elastic.schema import EXPANDED_FIELD, VECTOR_FIELD, stored_vector
 from es_scm.model import BruteForceSearch
 

@@ -27,9 +27,9 @@ from es_scm.elastic import (
     Searcher,
     client_from_env,
     cluster_max_clauses,
+    reindex_into_alias,
 )
 from es_scm.elastic.aio import AsyncSCMIndex
-from es_scm.elastic.aliases import reindex_into_alias
 from es_scm.model import BruteForceSearch
 from es_scm.model.brute_force import rank
 from tests.support import with_async_client
