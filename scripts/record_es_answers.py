@@ -7,21 +7,24 @@ that a real node gave, stored as JSON under ``tests/unit/recorded/``: no mocking
 fake server. This script makes them again, against ``$ES_URL`` (default the local runner's
 node), each from the request es-scm would send:
 
-* ``bulk_created.json``, ``bulk_updated.json`` — a bulk request into a new index, then the same
-  ids again (``created``, then ``updated``; an item rejected for its metadata);
-* ``bulk_refused_400.json`` — a bulk request refused as a whole (an id over 512 bytes);
+* ``bulk_created.json``, ``bulk_updated.json`` — a bulk request into a new index, the same
+  request again (as a retry after a lost answer: ``updated``), and other ids (``updated``, and an
+  item rejected for its metadata);
+* ``bulk_refused_400.json`` — a bulk request refused as a whole (an id over 512 bytes), then
+  each half of it alone, as es-scm sends them;
 * ``bulk_refused_413.json`` — a request over ``http.max_content_length`` (100 MB by default);
 * ``bulk_unavailable_503.json`` — documents whose shard has no primary (a red index), with the
-  cluster's health then;
+  cluster's health then, and the same documents once the primary is back;
 * ``bulk_flood_stage.json`` — documents of an index blocked by the flood-stage watermark;
 * ``bulk_oversize_429.json`` — a ~30 MB document beside a small one, over the node's indexing
-  memory (``indexing_pressure.memory.limit``, 10% of the heap);
+  memory (``indexing_pressure.memory.limit``, 10% of the heap), then each alone;
 * ``bulk_deleted_index.json`` — writes through a write alias (``require_alias``) after the index
   was deleted: refused, nothing created;
 * ``mget_existing.json`` — which of some ids an index holds (no source);
 * ``bulk_delete.json`` — deleting ids by bulk: ``deleted`` and ``not_found``;
-* ``aliases.json`` — the get-mapping answer of an alias and of its indices, and the get-alias
-  answer of indices that one more alias uses.
+* ``aliases.json`` — the get-mapping and get-index answers of an alias and of an index, and the
+  get-alias answers of the indices an alias leaves, with one more alias on one of them and
+  without.
 
 Each file holds ``{"recorded": provenance, "answers": {name: {"request": …, "status": …,
 "body": …}}}``. The indices are named ``es-scm-record-*`` and deleted at the end.
@@ -44,6 +47,7 @@ from elasticsearch import ApiError, Elasticsearch
 
 from es_scm import SoftCosineModel
 from es_scm.elastic.connection import client_from_env, node_version
+from es_scm.elastic.indices import new_write_alias
 from es_scm.elastic.schema import (
     encode_documents,
     feature_keys,
@@ -95,15 +99,17 @@ def shown(operations_: list[dict]) -> list[dict]:
 
 
 def create(client: Elasticsearch, name: str, version: str, **settings: Any) -> str:
-    """An es-scm index of ``MODEL`` with its write alias ``<name>.es-scm-recorded``."""
+    """An es-scm index of ``MODEL`` with its write alias, as es-scm makes them; the alias."""
     client.options(ignore_status=404).indices.delete(index=name)
+    alias = new_write_alias(name)
     client.indices.create(
         index=name,
         settings={**settings_for_version(version), **settings},
         mappings=index_mapping(MODEL, version=version, metadata_mapping={"n": {"type": "integer"}}),
-        aliases={f"{name}.es-scm-recorded": {"is_hidden": True}},
+        aliases={alias: {"is_hidden": True}},
+        wait_for_active_shards="0" if settings else None,
     )
-    return f"{name}.es-scm-recorded"
+    return alias
 
 
 def bulk(client: Elasticsearch, lines: list[dict], **params: Any) -> dict[str, Any]:
@@ -115,10 +121,9 @@ def record_writes(client: Elasticsearch, version: str) -> dict[str, dict[str, An
     name = f"{PREFIX}-writes"
     writer = create(client, name, version)
     first = sources(TEXTS[:3], [{"n": 1}, None, None])
-    created = bulk(
-        client, operations(writer, list(zip(["d1", "d2", "d3"], first, strict=True))),
-        require_alias=True, timeout="10s",
-    )  # fmt: skip
+    created_lines = operations(writer, list(zip(["d1", "d2", "d3"], first, strict=True)))
+    created = bulk(client, created_lines, require_alias=True, timeout="10s")
+    retried = bulk(client, created_lines, require_alias=True, timeout="10s")
     again = sources([TEXTS[0], TEXTS[3], TEXTS[1]], [None, {"n": "not a number"}, None])
     updated = bulk(
         client, operations(writer, list(zip(["d1", "d4", "d2"], again, strict=True))),
@@ -128,16 +133,22 @@ def record_writes(client: Elasticsearch, version: str) -> dict[str, dict[str, An
     existing = answer(lambda: client.mget(index=name, ids=["d1", "d4", "nope"], source=False), mget)
     long_id = operations(writer, [("L" * 600, sources(TEXTS[:1])[0]), ("ok", first[1])])
     refused = bulk(client, long_id, require_alias=True)
+    first_half = bulk(client, long_id[:2], require_alias=True)
+    second_half = bulk(client, long_id[2:], require_alias=True)
     deleting = [{"delete": {"_index": name, "_id": doc_id}} for doc_id in ("d1", "d9")]
     deleted = bulk(client, deleting, refresh="true")
     client.indices.delete(index=name)
     after = bulk(client, operations(writer, [("d5", first[0])]), require_alias=True, timeout="10s")
     assert not client.indices.exists(index=name), "a bulk request created the index"
     return {
-        "bulk_created": {"created": created},
+        "bulk_created": {"created": created, "retried": retried},
         "bulk_updated": {"updated": updated},
         "mget_existing": {"mget": existing},
-        "bulk_refused_400": {"refused": refused},
+        "bulk_refused_400": {
+            "refused": refused,
+            "first_half": first_half,
+            "second_half": second_half,
+        },
         "bulk_delete": {"deleted": deleted},
         "bulk_deleted_index": {"after_delete": after},
     }
@@ -155,6 +166,11 @@ def record_refusals(client: Elasticsearch, version: str) -> dict[str, dict[str, 
         lambda: client.cluster.health(index=red),
         {"method": "cluster.health", "params": {"index": red}},
     )
+    client.indices.put_settings(
+        index=red, settings={"index.routing.allocation.require._name": None}
+    )
+    client.cluster.health(index=red, wait_for_status="yellow", timeout="60s")
+    recovered = bulk(client, lines, require_alias=True, timeout="10s")
     client.indices.delete(index=red)
 
     blocked = f"{PREFIX}-blocked"
@@ -176,13 +192,23 @@ def record_refusals(client: Elasticsearch, version: str) -> dict[str, dict[str, 
         writer, list(zip(["small", "large"], sources([TEXTS[0], text]), strict=True))
     )
     oversize = bulk(client, lines, require_alias=True, timeout="10s")
+    small_alone = bulk(client, lines[:2], require_alias=True, timeout="10s")
+    large_alone = bulk(client, lines[2:], require_alias=True, timeout="10s")
     huge = [{"index": {"_index": writer, "_id": "huge"}}, {"text": "x" * (101 * 2**20)}]
     too_long = bulk(client, huge, require_alias=True)
     client.indices.delete(index=big)
     return {
-        "bulk_unavailable_503": {"unavailable": unavailable, "health": health},
+        "bulk_unavailable_503": {
+            "unavailable": unavailable,
+            "health": health,
+            "recovered": recovered,
+        },
         "bulk_flood_stage": {"flood_stage": flood},
-        "bulk_oversize_429": {"oversize": oversize},
+        "bulk_oversize_429": {
+            "oversize": oversize,
+            "small_alone": small_alone,
+            "large_alone": large_alone,
+        },
         "bulk_refused_413": {"too_long": too_long},
     }
 
@@ -214,13 +240,30 @@ def record_aliases(client: Elasticsearch, version: str) -> dict[str, dict[str, A
         lambda: client.options(ignore_status=404).indices.get_mapping(index=f"{alias}-none"),
         {"method": "indices.get_mapping", "params": {"index": f"{alias}-none"}},
     )
+    got = answer(
+        lambda: client.indices.get(index=alias),
+        {"method": "indices.get", "params": {"index": alias}},
+    )
+    got_index = answer(
+        lambda: client.indices.get(index=new),
+        {"method": "indices.get", "params": {"index": new}},
+    )
+    # the alias moves to the new index, as es-scm moves it; the indices it left, then
+    client.indices.update_aliases(
+        actions=[
+            {"remove": {"index": old, "alias": alias, "must_exist": True}},
+            {"remove": {"index": foreign, "alias": alias, "must_exist": True}},
+            {"add": {"index": new, "alias": alias, "is_write_index": True}},
+        ]
+    )
     aliases = answer(
         lambda: client.options(ignore_status=404).indices.get_alias(index=f"{old},{foreign}"),
         {"method": "indices.get_alias", "params": {"index": f"{old},{foreign}"}},
     )
-    got = answer(
-        lambda: client.indices.get(index=alias),
-        {"method": "indices.get", "params": {"index": alias}},
+    client.indices.delete_alias(index=old, name=f"{alias}-reports")
+    alone = answer(
+        lambda: client.options(ignore_status=404).indices.get_alias(index=f"{old},{foreign}"),
+        {"method": "indices.get_alias", "params": {"index": f"{old},{foreign}"}},
     )
     client.indices.delete(index=f"{old},{new},{foreign}")
     return {
@@ -228,8 +271,10 @@ def record_aliases(client: Elasticsearch, version: str) -> dict[str, dict[str, A
             "alias_mappings": mappings,
             "index_mappings": concrete,
             "missing_mappings": missing,
-            "alias_of_indices": aliases,
+            "left_indices": aliases,
+            "left_indices_alone": alone,
             "get_alias_target": got,
+            "get_index_target": got_index,
         }
     }
 

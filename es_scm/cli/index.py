@@ -245,7 +245,7 @@ def _run_index(
                 expansion=args.expansion or "query",
             )
     except Interrupted:
-        print(f"{args.index}: interrupted before any document was sent")
+        print(f"{args.index}: interrupted before any document was sent: nothing was written")
         print(_word_on_index(args.index, created, None), file=sys.stderr)
         raise
     if not created and (args.text_analyzer or args.metadata_mapping or args.expansion):

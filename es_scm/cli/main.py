@@ -126,8 +126,8 @@ def main(argv: list[str] | None = None) -> int:
     with handled_signals() as signals:
         try:
             return _parsed_and_run(argv, signals)
-        except KeyboardInterrupt as interrupted:  # an ingestion printed its report before
-            return _interrupted(interrupted, signals)
+        except KeyboardInterrupt as interrupted:  # while Python loaded the commands
+            return _interrupted(interrupted, signals, " before the command began: nothing was done")
 
 
 def _parsed_and_run(argv: list[str] | None, signals: Signals) -> int:
@@ -146,11 +146,11 @@ def _parsed_and_run(argv: list[str] | None, signals: Signals) -> int:
         return _run(args, verbose)
 
 
-def _interrupted(interrupted: KeyboardInterrupt, signals: Signals) -> int:
+def _interrupted(interrupted: KeyboardInterrupt, signals: Signals, when: str = "") -> int:
     """The line and the exit code of a command ended by a signal (130: SIGINT, 143: SIGTERM)."""
     if not isinstance(interrupted, Interrupted):
         interrupted = signals.interruption() or Interrupted(2)
-    print(f"es-scm: interrupted ({interrupted})", file=sys.stderr)
+    print(f"es-scm: interrupted ({interrupted}){when}", file=sys.stderr)
     return interrupted.exit_code
 
 

@@ -50,6 +50,7 @@ __all__ = [
     "BulkSending",
     "EncodedAction",
     "RetryClock",
+    "RunStopped",
     "SendingStopped",
     "counted",
     "diagnosed",
@@ -89,6 +90,14 @@ class SendingStopped(Exception):
     def __init__(self, message: str, outcome: BatchOutcome | None = None) -> None:
         super().__init__(message)
         self.outcome = outcome
+
+
+class RunStopped(SendingStopped):
+    """The run's stop (an interruption, or another batch that stopped the run) cut a batch
+    short."""
+
+    def __init__(self) -> None:
+        super().__init__("stopped")
 
 
 @dataclass

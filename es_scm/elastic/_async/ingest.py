@@ -49,6 +49,7 @@ from es_scm.elastic.bulk import (
     BulkRequest,
     BulkSending,
     RetryClock,
+    RunStopped,
     SendingStopped,
     diagnosed,
     existing_ids,
@@ -219,7 +220,8 @@ class AsyncIngestion:
             outcome = await workers.join(handle)
         except SendingStopped as stopped:  # the run stops; every other batch gives up too
             outcome = stopped.outcome or BatchOutcome()
-            self.report.stopped = self.report.stopped or str(stopped)
+            if not isinstance(stopped, RunStopped):  # this batch's own cause stops the run
+                self.report.stopped = self.report.stopped or str(stopped)
             self.stop.set()
             self.refreshed = False
         settle(self.report, batch, outcome)
@@ -330,7 +332,7 @@ class AsyncBatchSender:
                 existing = await self._existing(batch, clock)
             while (request := sending.next_request()) is not None:
                 if self.stop.is_set() or (request.delay and await self.stop.wait(request.delay)):
-                    raise SendingStopped("stopped")
+                    raise RunStopped()
                 try:
                     response = await self._bulk(request, refresh)
                 except TransportError as error:  # no answer: the request may have been applied
@@ -381,7 +383,7 @@ class AsyncBatchSender:
         ids = list(dict.fromkeys(action.doc_id for action in batch.actions))
         while True:
             if self.stop.is_set():
-                raise SendingStopped("stopped")
+                raise RunStopped()
             try:
                 response = await self.client.options(**_NO_RETRY).mget(
                     index=self.target.index, ids=ids, source=False
@@ -412,7 +414,7 @@ class AsyncBatchSender:
         Elasticsearch's reason, even when this try met a dead node). Stop when the retry budget
         is spent, or at once when the run stops."""
         if self.stop.is_set():
-            raise SendingStopped("stopped")
+            raise RunStopped()
         try:
             health = (
                 await self.client.options(**_ONE_TRY).cluster.health(index=self.target.index)
@@ -422,4 +424,4 @@ class AsyncBatchSender:
         cause = clock.shard_reason or cause or problem
         wait = clock.next_wait(diagnosed(self.target.index, health, problem, cause))
         if await self.stop.wait(wait):
-            raise SendingStopped("stopped")
+            raise RunStopped()

@@ -51,6 +51,7 @@ from es_scm.elastic.bulk import (
     BulkRequest,
     BulkSending,
     RetryClock,
+    RunStopped,
     SendingStopped,
     diagnosed,
     existing_ids,
@@ -221,7 +222,8 @@ class Ingestion:
             outcome = workers.join(handle)
         except SendingStopped as stopped:  # the run stops; every other batch gives up too
             outcome = stopped.outcome or BatchOutcome()
-            self.report.stopped = self.report.stopped or str(stopped)
+            if not isinstance(stopped, RunStopped):  # this batch's own cause stops the run
+                self.report.stopped = self.report.stopped or str(stopped)
             self.stop.set()
             self.refreshed = False
         settle(self.report, batch, outcome)
@@ -332,7 +334,7 @@ class BatchSender:
                 existing = self._existing(batch, clock)
             while (request := sending.next_request()) is not None:
                 if self.stop.is_set() or (request.delay and self.stop.wait(request.delay)):
-                    raise SendingStopped("stopped")
+                    raise RunStopped()
                 try:
                     response = self._bulk(request, refresh)
                 except TransportError as error:  # no answer: the request may have been applied
@@ -383,7 +385,7 @@ class BatchSender:
         ids = list(dict.fromkeys(action.doc_id for action in batch.actions))
         while True:
             if self.stop.is_set():
-                raise SendingStopped("stopped")
+                raise RunStopped()
             try:
                 response = self.client.options(**_NO_RETRY).mget(
                     index=self.target.index, ids=ids, source=False
@@ -414,7 +416,7 @@ class BatchSender:
         Elasticsearch's reason, even when this try met a dead node). Stop when the retry budget
         is spent, or at once when the run stops."""
         if self.stop.is_set():
-            raise SendingStopped("stopped")
+            raise RunStopped()
         try:
             health = (self.client.options(**_ONE_TRY).cluster.health(index=self.target.index)).body
         except (ApiError, TransportError):
@@ -422,4 +424,4 @@ class BatchSender:
         cause = clock.shard_reason or cause or problem
         wait = clock.next_wait(diagnosed(self.target.index, health, problem, cause))
         if self.stop.wait(wait):
-            raise SendingStopped("stopped")
+            raise RunStopped()
