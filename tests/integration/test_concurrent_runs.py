@@ -83,9 +83,7 @@ def test_a_run_that_indexed_nothing_leaves_the_index_to_the_run_writing_it(
     assert f"kept the index '{index_name}' that this run created, though this run indexed" in err
 
 
-def test_writes_into_a_deleted_index_stop_the_run_and_create_nothing(
-    es_client, index_name, model
-):
+def test_writes_into_a_deleted_index_stop_the_run_and_create_nothing(es_client, index_name, model):
     index = SCMIndex(es_client, index_name, model)
     index.create()
     deleted = threading.Event()
