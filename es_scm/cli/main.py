@@ -93,7 +93,7 @@ class _StderrHandler(logging.StreamHandler):
         super().__init__()
         self.setFormatter(logging.Formatter("es-scm: %(message)s"))
 
-    @property  # type: ignore[override]
+    @property
     def stream(self) -> Any:
         return sys.stderr
 

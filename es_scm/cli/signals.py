@@ -24,7 +24,7 @@ import signal
 import threading
 from collections.abc import Iterator
 from types import FrameType
-from typing import Any, Protocol
+from typing import Protocol
 
 __all__ = ["Interrupted", "Signals", "handled_signals"]
 
@@ -106,11 +106,9 @@ def handled_signals() -> Iterator[Signals]:
         yield Signals()
         return
     signals = Signals()
-    previous: dict[int, Any] = {}
-    for signum in HANDLED:
-        previous[signum] = signal.signal(signum, signals.handle)
+    previous = {handled: signal.signal(handled, signals.handle) for handled in HANDLED}
     try:
         yield signals
     finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
+        for handled, handler in previous.items():
+            signal.signal(handled, handler)
