@@ -1,12 +1,11 @@
 """The asyncio API: the same operations as the sync API, awaited on ``AsyncElasticsearch``.
 
-:class:`AsyncSCMIndex`, :class:`AsyncSearcher`, :class:`AsyncAliasSearcher` and
-:func:`async_reindex_into_alias` are the sync classes' and function's operations, written once as
-plans (:mod:`es_scm.elastic.shells`) and carried out by the asyncio runtime
-(:mod:`es_scm.elastic.runtime`): the query building, the exactness proof, the rescoring, the
-fusion, ingestion and the alias swap are shared, so an async call returns exactly what the sync
-one does. CPU work (vectorizing documents) runs in a worker thread; expanding a query takes about
-a millisecond and runs on the event loop.
+:class:`AsyncSearcher` is the code that the sync :class:`~es_scm.elastic.Searcher` is
+generated from (``scripts/generate_sync.py``); :class:`AsyncSCMIndex`, :class:`AsyncAliasSearcher`
+and :func:`async_reindex_into_alias` share their plans with the sync classes: the query building,
+the exactness proof, the rescoring, the fusion, ingestion and the alias swap are one code, so an
+async call returns exactly what the sync one does. CPU work (vectorizing documents) runs in a
+worker thread; expanding a query takes about a millisecond and runs on the event loop.
 
 Needs the ``async`` extra (``pip install 'es-scm[async]'``: aiohttp, the client's asyncio HTTP
 library).
@@ -16,7 +15,7 @@ Examples
 >>> client = async_client_from_env()                  # doctest: +SKIP
 >>> index = AsyncSCMIndex(client, "news", model)      # doctest: +SKIP
 >>> await index.index_documents(documents)            # doctest: +SKIP
->>> result = await index.search("president greets the press", k=10)  # doctest: +SKIP
+>>> result = await index.searcher.search("president greets the press", k=10)  # doctest: +SKIP
 >>> await client.close()                              # doctest: +SKIP
 """
 
@@ -24,10 +23,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from es_scm.elastic._async.searcher import AsyncSearcher
 from es_scm.elastic.aliases import AsyncAliasSearcher, async_reindex_into_alias
 from es_scm.elastic.connection import client_options
 from es_scm.elastic.index import AsyncSCMIndex
-from es_scm.elastic.searcher import AsyncSearcher
 from es_scm.extras import require
 
 if TYPE_CHECKING:  # pragma: no cover

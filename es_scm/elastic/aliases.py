@@ -42,14 +42,16 @@ from typing import TYPE_CHECKING, Any
 from elasticsearch import NotFoundError
 
 from es_scm.documents import Document
+from es_scm.elastic._async.searcher import AsyncSearcher
+from es_scm.elastic._sync.searcher import Searcher
 from es_scm.elastic.calls import Call, Plan, Wait
 from es_scm.elastic.index import IndexOperations
 from es_scm.elastic.indices import optimize_plan
 from es_scm.elastic.ingest import IngestReport
 from es_scm.elastic.names import validate_index_name
 from es_scm.elastic.requests import IndexLayout, IngestOptions
+from es_scm.elastic.results import SearchResult
 from es_scm.elastic.schema import IndexNotFoundError, ModelMismatchError, mapping_options
-from es_scm.elastic.searcher import AsyncSearcher, Searcher, SearchOperations, SearchResult
 from es_scm.elastic.shells import AsyncAPI, SyncAPI, async_function, operation, sync_function
 from es_scm.validation import NON_NEGATIVE_INT, POSITIVE_INT, Boolean, Interval, check
 
@@ -352,7 +354,7 @@ class AliasOperations:
     >>> searcher.search("president greets the press")          # doctest: +SKIP
     """
 
-    searcher_type: type[SearchOperations]  # Searcher or AsyncSearcher, for the side
+    searcher_type: type[Searcher] | type[AsyncSearcher]  # for the side
 
     def __init__(
         self,
@@ -368,8 +370,8 @@ class AliasOperations:
         self.max_age = check(max_age, "max_age", _SECONDS)
         self._options = searcher_options
         self._models: dict[str, SoftCosineModel] = {}
-        self._route: tuple[float, SearchOperations] | None = None
-        self._searchers: dict[tuple[str, str], SearchOperations] = {}
+        self._route: tuple[float, Any] | None = None
+        self._searchers: dict[tuple[str, str], Any] = {}
         for model in models:
             self.add_model(model)
 
@@ -378,7 +380,7 @@ class AliasOperations:
         self._models[model.model_id] = model
 
     @operation
-    def searcher(self, *, refresh: bool = False) -> Plan[SearchOperations]:
+    def searcher(self, *, refresh: bool = False) -> Plan[Any]:
         """The searcher of the concrete indices the alias points at now, with their model.
 
         Raises
@@ -402,27 +404,6 @@ class AliasOperations:
         self._route = (time.monotonic(), self._searchers[key])  # replaced whole: thread-safe
         return self._route[1]
 
-    @operation
-    def search(
-        self, query: str, k: int = 10, *, attempts: int = 3, **options: Any
-    ) -> Plan[SearchResult]:
-        """:meth:`Searcher.search` on the alias's current indices, with their model.
-
-        An index deleted between resolving the alias and searching it (a swap just happened) is
-        not an error: the alias is resolved again and the search repeated, up to ``attempts``
-        times in all. ``options`` are :meth:`Searcher.search`'s.
-        """
-        attempts = check(attempts, "attempts", POSITIVE_INT)
-        for attempt in range(1, attempts + 1):
-            searcher = yield from self.searcher.plan(refresh=attempt > 1)
-            try:
-                return (yield from searcher.search.plan(query, k, **options))
-            except (NotFoundError, IndexNotFoundError):
-                if attempt == attempts:
-                    raise
-                logger.info("%s: %s went away; resolving again", self.alias, searcher.index)
-        raise AssertionError("unreachable")  # pragma: no cover
-
     def _model_id(self, current: Mapping[str, Any]) -> str:
         """The one model of the indices ``current`` (their mappings), which this object holds."""
         if not current:
@@ -442,14 +423,53 @@ class AliasOperations:
         return model_id
 
 
+# The search of an alias, sync and asyncio, until the alias side is written once in _async/.
+_SEARCH_DOC = """:meth:`Searcher.search` on the alias's current indices, with their model.
+
+        An index deleted between resolving the alias and searching it (a swap just happened) is
+        not an error: the alias is resolved again and the search repeated, up to ``attempts``
+        times in all. ``options`` are :meth:`Searcher.search`'s.
+        """
+
+
 class AliasSearcher(AliasOperations, SyncAPI):
     """Search an alias across model swaps on an ``Elasticsearch`` client (the parameters and
     operations of :class:`AliasOperations`)."""
 
     searcher_type = Searcher
 
+    def search(self, query: str, k: int = 10, *, attempts: int = 3, **options: Any) -> SearchResult:
+        attempts = check(attempts, "attempts", POSITIVE_INT)
+        for attempt in range(1, attempts + 1):
+            searcher = self.searcher(refresh=attempt > 1)
+            try:
+                return searcher.search(query, k, **options)
+            except (NotFoundError, IndexNotFoundError):
+                if attempt == attempts:
+                    raise
+                logger.info("%s: %s went away; resolving again", self.alias, searcher.name)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    search.__doc__ = _SEARCH_DOC
+
 
 class AsyncAliasSearcher(AliasOperations, AsyncAPI):
     """:class:`AliasSearcher` on an ``AsyncElasticsearch`` client: the same operations, awaited."""
 
     searcher_type = AsyncSearcher
+
+    async def search(
+        self, query: str, k: int = 10, *, attempts: int = 3, **options: Any
+    ) -> SearchResult:
+        attempts = check(attempts, "attempts", POSITIVE_INT)
+        for attempt in range(1, attempts + 1):
+            searcher = await self.searcher(refresh=attempt > 1)
+            try:
+                return await searcher.search(query, k, **options)
+            except (NotFoundError, IndexNotFoundError):
+                if attempt == attempts:
+                    raise
+                logger.info("%s: %s went away; resolving again", self.alias, searcher.name)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    search.__doc__ = _SEARCH_DOC

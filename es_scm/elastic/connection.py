@@ -275,7 +275,7 @@ def _cause_text(cause: Mapping[str, Any], more: int) -> str:
 
 def _caused_by(cause: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     """The chain of ``caused_by`` under ``cause``, outermost first."""
-    chain = []
+    chain: list[Mapping[str, Any]] = []
     while isinstance(cause.get("caused_by"), Mapping) and len(chain) < 10:
         cause = cause["caused_by"]
         chain.append(cause)

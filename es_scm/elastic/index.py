@@ -1,9 +1,11 @@
-"""The Elasticsearch index owned by es-scm: create, ingest (upsert), delete, search.
+"""The Elasticsearch index owned by es-scm: create, ingest (upsert), delete; searched by its
+searcher.
 
 :class:`IndexOperations` puts the pieces of the Elasticsearch side together for one index and one
 model: the schema (:mod:`es_scm.elastic.schema`), its lifecycle (:mod:`es_scm.elastic.indices`),
-ingestion (:mod:`es_scm.elastic.ingest`), deletion by id (:mod:`es_scm.elastic.lifecycle`) and
-search (:class:`~es_scm.elastic.searcher.SearchOperations`, which it extends). Every operation is
+ingestion (:mod:`es_scm.elastic.ingest`) and deletion by id (:mod:`es_scm.elastic.lifecycle`).
+It writes; ``index.searcher`` (a :class:`~es_scm.elastic.Searcher` of the same client, name and
+model, sharing its model check) searches. Every operation is
 written once, as a plan: :class:`SCMIndex` runs them on an ``Elasticsearch`` client,
 :class:`AsyncSCMIndex` awaits them on an ``AsyncElasticsearch`` one (:mod:`es_scm.elastic.shells`).
 The model is checked against the index once per object (and again when an answer shows that
@@ -17,9 +19,11 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from es_scm.documents import Document
+from es_scm.elastic._async.searcher import AsyncSearcher
+from es_scm.elastic._sync.searcher import Searcher
 from es_scm.elastic.calls import Call, Plan
 from es_scm.elastic.indices import (
     counted,
@@ -33,19 +37,24 @@ from es_scm.elastic.ingest import IngestError, Ingestion, IngestReport
 from es_scm.elastic.lifecycle import DeleteReport, deletion
 from es_scm.elastic.names import check_one_name, validate_index_name
 from es_scm.elastic.requests import IndexLayout, IngestOptions
-from es_scm.elastic.searcher import SearchOperations
 from es_scm.elastic.shells import AsyncAPI, SyncAPI, operation
+from es_scm.elastic.target import Checked
 from es_scm.validation import Boolean, check
+
+if TYPE_CHECKING:  # pragma: no cover
+    from es_scm.model import SoftCosineModel
 
 __all__ = ["AsyncSCMIndex", "IndexOperations", "SCMIndex"]
 
 
-class IndexOperations(SearchOperations):
-    """An Elasticsearch index of soft cosine vectors: create, ingest, search, delete (the
-    operations of :class:`SCMIndex` and :class:`AsyncSCMIndex`).
+class IndexOperations:
+    """An Elasticsearch index of soft cosine vectors: create, ingest, delete (the operations of
+    :class:`SCMIndex` and :class:`AsyncSCMIndex`); ``searcher`` searches it.
 
-    The parameters are :class:`~es_scm.elastic.searcher.SearchOperations`'s: ``name`` is the
-    index (or, for searching, an alias or pattern); the index records ``model``'s ``model_id``.
+    ``name`` is the index (or, for searching, an alias or pattern); the index records
+    ``model``'s ``model_id``. ``searcher_options`` are the
+    :class:`~es_scm.elastic.Searcher`'s (``max_clauses``, ``max_window``, ``query_type``,
+    ``max_query_words``, ``filter_policy``).
 
     Examples
     --------
@@ -53,13 +62,25 @@ class IndexOperations(SearchOperations):
     >>> index.create()                                     # doctest: +SKIP
     >>> report = index.index_documents([{"id": "1", "text": "Obama speaks to the media"}])
     ... # doctest: +SKIP
-    >>> index.search("president greets the press", k=10)  # doctest: +SKIP
+    >>> index.searcher.search("president greets the press", k=10)  # doctest: +SKIP
     """
 
+    searcher_type: type[Searcher] | type[AsyncSearcher] = Searcher
+
+    def __init__(
+        self, client: Any, name: str, model: SoftCosineModel, **searcher_options: Any
+    ) -> None:
+        #: The searcher of this index: same client, name and model, and one model check.
+        self.searcher = self.searcher_type(client, name, model, **searcher_options)
+        self.client = client
+        self.model = model
+        self.index = self.searcher.name
+        self.target = self.searcher.target
+
     @property
-    def searcher(self) -> IndexOperations:
-        """This object, which searches too (kept for code that searched through it)."""
-        return self
+    def name(self) -> str:
+        """The index (or alias, or pattern)."""
+        return self.index
 
     @operation
     def exists(self) -> Plan[bool]:
@@ -230,7 +251,7 @@ class IndexOperations(SearchOperations):
         """
         check_one_name(self.index, "delete documents from", "index or alias")
         refresh = check(refresh, "refresh", Boolean())
-        yield from self.target.ready_plan(clauses=False)  # another model's index: an error
+        yield from self._checked_plan()  # another model's index: an error
         report = DeleteReport()
         started = time.perf_counter()
         yield deletion(self.index, ids, report, batch_size, (max_retries, initial_backoff))
@@ -257,7 +278,7 @@ class IndexOperations(SearchOperations):
             return True
         if not exist_ok:  # another process created it meanwhile
             raise ValueError(f"index {self.index!r} exists already (pass exist_ok=True)")
-        yield from self.target.check_plan()
+        self.target.accept((yield self._get_index_call()))
         return False
 
     def _ingest_plan(
@@ -269,7 +290,8 @@ class IndexOperations(SearchOperations):
         progress: Any,
     ) -> Plan[IngestReport]:
         """Ingest into the index (``fresh``: created by this run), then refresh and count."""
-        target, expansion = yield from self.target.ready_plan(clauses=False)
+        checked = yield from self._checked_plan()
+        target, expansion = checked.target, checked.expansion
         one_shard = target.shard_totals == {1}
         ingestion = Ingestion(
             self.index,
@@ -288,6 +310,16 @@ class IndexOperations(SearchOperations):
         yield from finish_plan(self.index, report, refresh and not ingestion.refreshed)
         return report
 
+    def _get_index_call(self) -> Call:
+        return Call("indices.get", {"index": self.index}, {"ignore_status": 404})
+
+    def _checked_plan(self) -> Plan[Checked]:
+        """The model checked against the index, once (shared with the searcher)."""
+        checked = self.target.checked
+        if checked is None:
+            _, checked = self.target.accept((yield self._get_index_call()))
+        return checked
+
     def _serializable(self, value: Any) -> bool:
         """Whether the client's serializer writes ``value`` (dates, UUIDs, NumPy values...)."""
         serializer = self.client.transport.serializers.get_serializer("application/json")
@@ -304,7 +336,10 @@ class SCMIndex(IndexOperations, SyncAPI):
 
 
 class AsyncSCMIndex(IndexOperations, AsyncAPI):
-    """:class:`SCMIndex` on an ``AsyncElasticsearch`` client: the same operations, awaited.
+    """:class:`SCMIndex` on an ``AsyncElasticsearch`` client: the same operations, awaited;
+    ``searcher`` is an :class:`~es_scm.elastic.aio.AsyncSearcher`.
 
     Vectorizing documents runs in a worker thread; ``documents`` may be an async iterable.
     """
+
+    searcher_type = AsyncSearcher
