@@ -12,7 +12,13 @@ import pytest
 
 from es_scm import SoftCosineModel, TermSimilarityMatrix
 from es_scm.cli.errors import EXIT_ERROR, EXIT_OK
-from es_scm.elastic import AliasSearcher, IndexNotFoundError, ModelMismatchError, SCMIndex
+from es_scm.elastic import (
+    AliasSearcher,
+    IndexNotFoundError,
+    ModelMismatchError,
+    SCMIndex,
+    Searcher,
+)
 from es_scm.elastic.aliases import FLATTENED, AliasSwapError, reindex_into_alias
 from es_scm.elastic.ingest import IngestError
 from es_scm.elastic.schema import mapping_options
@@ -115,7 +121,7 @@ def test_a_same_model_reindex_is_invisible_to_a_plain_searcher(es_client, index_
     def search_continuously() -> None:
         while not stop.is_set():
             try:
-                results.append(len(plain.search(QUERY, k=10)))
+                results.append(len(plain.searcher.search(QUERY, k=10)))
             except BaseException as error:
                 errors.append(error)
 
@@ -161,7 +167,7 @@ def test_the_old_index_is_kept_when_asked_or_still_in_use(es_client, index_name,
     assert es_client.indices.exists(index=kept.index)
     mappings = es_client.indices.get_mapping(index=third.index)[third.index]["mappings"]
     assert mapping_options(mappings)["metadata_mapping"] is None
-    result = SCMIndex(es_client, alias, old).search(
+    result = Searcher(es_client, alias, old).search(
         "red road", k=3, filter={"term": {"metadata.group": "0"}}
     )
     assert len(result) == 3
@@ -178,7 +184,7 @@ def test_an_index_becomes_an_alias_of_the_same_name(es_client, index_name, model
     assert list(es_client.indices.get_alias(name=index_name)) == [swap.index]
     assert SCMIndex(es_client, index_name, new).count() == 30
     with pytest.raises(ModelMismatchError):
-        SCMIndex(es_client, index_name, old).search(QUERY)
+        Searcher(es_client, index_name, old).search(QUERY)
     with pytest.raises(ModelMismatchError, match="does not hold"):
         AliasSearcher(es_client, index_name, [old]).search(QUERY)
     with pytest.raises(IndexNotFoundError):

@@ -30,23 +30,23 @@ def write_jsonl(path, rows: list) -> str:
 def test_upsert_then_delete_round_trip(es_client, index_name, model):
     index = SCMIndex(es_client, index_name, model)
     assert index.upsert(documents()).created == 4
-    before = index.search("supersonic cone", k=4)
+    before = index.searcher.search("supersonic cone", k=4)
     assert before.ids()[0] == "cone"
 
     # the upsert replaces the document whole: new text, new vector, metadata as sent
     report = index.upsert([{"id": "cone", "text": "heat transfer on a swept wing"}])
     assert (report.created, report.updated, report.index_count) == (0, 1, 4)
-    after = index.search("supersonic cone", k=4)
+    after = index.searcher.search("supersonic cone", k=4)
     assert "cone" not in after.ids()[:1]
     assert model.similarity("supersonic cone", "heat transfer on a swept wing") == 0.0
-    hits = {hit.id: hit for hit in index.search("heat transfer swept wing", k=4)}
+    hits = {hit.id: hit for hit in index.searcher.search("heat transfer swept wing", k=4)}
     assert hits["cone"].source == {"text": "heat transfer on a swept wing"}
     expected = model.similarity("heat transfer swept wing", "heat transfer on a swept wing")
     assert hits["cone"].score == pytest.approx(expected, abs=1e-9)
 
     deleted = index.delete_documents(["cone"])
     assert (deleted.requested, deleted.deleted, deleted.not_found, deleted.failed) == (1, 1, 0, 0)
-    assert "cone" not in index.search("heat transfer swept wing", k=4).ids()
+    assert "cone" not in index.searcher.search("heat transfer swept wing", k=4).ids()
     assert index.count() == 3
 
     again = index.delete_documents(["cone", "never-indexed"])

@@ -15,11 +15,10 @@ import sys
 
 import pytest
 
-from es_scm.elastic import aio
+from es_scm.elastic import Searcher, aio
 from es_scm.elastic.aliases import AliasSearcher, reindex_into_alias
 from es_scm.elastic.index import SCMIndex
 from es_scm.elastic.requests import METHOD_OPTIONS
-from es_scm.elastic import Searcher
 from tests.support import REPO_ROOT
 
 PAIRS = [
@@ -40,9 +39,7 @@ def methods(cls: type) -> dict[str, object]:
 
 def parameters(function: object) -> list[tuple[str, object, object]]:
     """Each parameter's name, kind and default (annotations differ: the clients' types)."""
-    return [
-        (p.name, p.kind, p.default) for p in inspect.signature(function).parameters.values()
-    ]
+    return [(p.name, p.kind, p.default) for p in inspect.signature(function).parameters.values()]
 
 
 @pytest.mark.parametrize(("sync", "asynchronous"), PAIRS, ids=lambda cls: cls.__name__)

@@ -141,7 +141,7 @@ def test_the_secrets_stay_private_in_the_home(node):
 def test_basic_auth_with_the_ca_indexes_and_searches(admin, model, searchable):
     index = SCMIndex(admin, searchable, model)
     assert index.count() == len(DOCUMENTS)
-    result = index.search("supersonic wing", k=3)
+    result = index.searcher.search("supersonic wing", k=3)
     assert result.exact_guarantee
     assert result.ids()[0] in ("doc-0", "doc-5")
 
