@@ -70,9 +70,7 @@ def explain_stored(
     )
 
 
-def explanation_of(
-    model: SoftCosineModel, expanded: ExpandedQuery, stored: Stored, explain: bool = True
-) -> Explanation | None:
-    """The explanation of a stored document's exact SCM (all pairs), or None unless
-    ``explain``: what a hit of any search method carries with ``explain=True``."""
-    return explain_stored(model, expanded, *stored.vector) if explain else None
+def explanation_of(model: SoftCosineModel, expanded: ExpandedQuery, stored: Stored) -> Explanation:
+    """The explanation of a stored document's exact SCM (all pairs): what a hit of any search
+    method carries with ``explain=True``."""
+    return explain_stored(model, expanded, *stored.vector)

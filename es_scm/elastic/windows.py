@@ -203,7 +203,7 @@ class ExactWindows:
             return None
         if self.rounds > 0:
             self.window = min(self.window * 2, self.max_window)
-        if not self.point_in_time:
+        if self.rounds > 0 and not self.point_in_time:
             self._forget()  # a window read whole, from one state
         offset = len(self.candidates)
         self._fresh = False

@@ -489,7 +489,8 @@ class AsyncSearcher:
         budget = clause_budget(limit, filters, request.words if request.method == "hybrid" else 0)
         expanded = expand_query(self.model, request.text, budget, checked.expansion)
         depth = request.depth or request.need  # hybrid: each leg's top depth
-        first = [{"index": index, **leg.top(depth, filters)} for leg in self._legs(request)]
+        legs = self._legs(request) if request.method == "hybrid" else []
+        first = [{"index": index, **leg.top(depth, filters)} for leg in legs]
         windows = None
         if not expanded.empty:
             query = expanded.es_query(self.query_type, filters)
@@ -503,7 +504,7 @@ class AsyncSearcher:
 
     def _legs(self, request: SearchRequest) -> list[Leg]:
         """The legs a hybrid search fuses with the SCM, each retrieved by one search."""
-        return [BM25Leg(request.text)] if request.method == "hybrid" else []
+        return [BM25Leg(request.text)]
 
     async def _search(self, **kwargs: Any) -> dict[str, Any]:
         """A search that fails when a shard fails: a partial result would be silently wrong
@@ -674,7 +675,11 @@ class AsyncSearcher:
                 stored[doc_id],
                 score,
                 components=fused.components[doc_id],
-                explanation=explanation_of(self.model, expanded, stored[doc_id], request.explain),
+                explanation=(
+                    explanation_of(self.model, expanded, stored[doc_id])
+                    if request.explain
+                    else None
+                ),
             )
             for doc_id, score in fused.ranked[request.from_ : request.need]
         ]
@@ -739,7 +744,7 @@ class AsyncSearcher:
         explain: bool,
         native: float | None = None,
     ) -> Hit:
-        explanation = explanation_of(self.model, expanded, stored, explain)
+        explanation = explanation_of(self.model, expanded, stored) if explain else None
         return Hit.of(stored, score, native_score=native, explanation=explanation)
 
     def _result(

@@ -487,7 +487,8 @@ class Searcher:
         budget = clause_budget(limit, filters, request.words if request.method == "hybrid" else 0)
         expanded = expand_query(self.model, request.text, budget, checked.expansion)
         depth = request.depth or request.need  # hybrid: each leg's top depth
-        first = [{"index": index, **leg.top(depth, filters)} for leg in self._legs(request)]
+        legs = self._legs(request) if request.method == "hybrid" else []
+        first = [{"index": index, **leg.top(depth, filters)} for leg in legs]
         windows = None
         if not expanded.empty:
             query = expanded.es_query(self.query_type, filters)
@@ -501,7 +502,7 @@ class Searcher:
 
     def _legs(self, request: SearchRequest) -> list[Leg]:
         """The legs a hybrid search fuses with the SCM, each retrieved by one search."""
-        return [BM25Leg(request.text)] if request.method == "hybrid" else []
+        return [BM25Leg(request.text)]
 
     def _search(self, **kwargs: Any) -> dict[str, Any]:
         """A search that fails when a shard fails: a partial result would be silently wrong
@@ -670,7 +671,11 @@ class Searcher:
                 stored[doc_id],
                 score,
                 components=fused.components[doc_id],
-                explanation=explanation_of(self.model, expanded, stored[doc_id], request.explain),
+                explanation=(
+                    explanation_of(self.model, expanded, stored[doc_id])
+                    if request.explain
+                    else None
+                ),
             )
             for doc_id, score in fused.ranked[request.from_ : request.need]
         ]
@@ -733,7 +738,7 @@ class Searcher:
         explain: bool,
         native: float | None = None,
     ) -> Hit:
-        explanation = explanation_of(self.model, expanded, stored, explain)
+        explanation = explanation_of(self.model, expanded, stored) if explain else None
         return Hit.of(stored, score, native_score=native, explanation=explanation)
 
     def _result(
