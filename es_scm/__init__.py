@@ -21,7 +21,7 @@ _EXPORTS = {
     "WordEmbeddings": "es_scm.similarity.embeddings",
     "TermSimilarityMatrix": "es_scm.similarity.matrix",
     "SCMIndex": "es_scm.elastic",
-    "Searcher": "es_scm.elastic.searcher",
+    "Searcher": "es_scm.elastic",
     "AsyncSCMIndex": "es_scm.elastic.aio",
     "AsyncSearcher": "es_scm.elastic.aio",
     "AsyncAliasSearcher": "es_scm.elastic.aio",
@@ -52,7 +52,7 @@ __all__ = [
 
 if TYPE_CHECKING:  # pragma: no cover
     from es_scm.documents import Document
-    from es_scm.elastic import AliasSearcher, SCMIndex
+    from es_scm.elastic import AliasSearcher, SCMIndex, Searcher
     from es_scm.elastic.aio import (
         AsyncAliasSearcher,
         AsyncSCMIndex,
@@ -60,7 +60,6 @@ if TYPE_CHECKING:  # pragma: no cover
         async_client_from_env,
     )
     from es_scm.elastic.connection import client_from_env
-    from es_scm.elastic.searcher import Searcher
     from es_scm.model.brute_force import BruteForceSearch
     from es_scm.model.soft_cosine import SoftCosineModel
     from es_scm.model.text import Tokenizer

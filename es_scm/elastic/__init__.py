@@ -2,25 +2,26 @@
 
 Data flows one way: documents are encoded by the schema and bulk-ingested
 (:mod:`~es_scm.elastic.ingest`, :mod:`~es_scm.elastic.bulk`); queries are encoded
-(:mod:`~es_scm.elastic.query`), retrieved and exactly rescored (:mod:`~es_scm.elastic.searcher`).
-:class:`SCMIndex` writes (and composes a :class:`Searcher`); :mod:`~es_scm.elastic.lifecycle`
-deletes by id, and :mod:`~es_scm.elastic.aliases` swaps models behind an alias. The sync classes
-and functions are generated from the asyncio ones (``es_scm/elastic/_async/`` →
-``es_scm/elastic/_sync/``; the asyncio API: :mod:`es_scm.elastic.aio`).
+(:mod:`~es_scm.elastic.query`), retrieved and exactly rescored by a :class:`Searcher`.
+:class:`SCMIndex` writes an index (``index.searcher`` searches it); :mod:`~es_scm.elastic.lifecycle`
+deletes by id, and :mod:`~es_scm.elastic.aliases` swaps models behind an alias. Every operation is
+written once for asyncio in ``es_scm/elastic/_async/``, and the sync one is generated in
+``_sync/`` (the asyncio API: :mod:`es_scm.elastic.aio`).
 """
 
 from es_scm.elastic._sync.aliases import AliasSearcher, reindex_into_alias
 from es_scm.elastic._sync.client import cluster_max_clauses, cluster_version
 from es_scm.elastic._sync.index import SCMIndex
+from es_scm.elastic._sync.searcher import Searcher
 from es_scm.elastic.aliases import FLATTENED, AliasSwap, AliasSwapError
 from es_scm.elastic.concurrency import Stop
 from es_scm.elastic.connection import client_from_env
+from es_scm.elastic.filters import UnsafeFilterError
 from es_scm.elastic.ingest import IngestError, IngestInterrupted, IngestReport
 from es_scm.elastic.lifecycle import DeleteReport
 from es_scm.elastic.query import QueryTooLongError
 from es_scm.elastic.results import Hit, NotProvenError, PartialResultError, SearchResult
 from es_scm.elastic.schema import IndexNotFoundError, ModelMismatchError, UnsupportedVersionError
-from es_scm.elastic.searcher import Searcher
 
 __all__ = [
     "FLATTENED",
@@ -41,6 +42,7 @@ __all__ = [
     "SearchResult",
     "Searcher",
     "Stop",
+    "UnsafeFilterError",
     "UnsupportedVersionError",
     "client_from_env",
     "cluster_max_clauses",

@@ -25,9 +25,9 @@ from typing import TYPE_CHECKING, Any
 
 from es_scm.elastic._async.aliases import AsyncAliasSearcher, async_reindex_into_alias
 from es_scm.elastic._async.index import AsyncSCMIndex
+from es_scm.elastic._async.searcher import AsyncSearcher
 from es_scm.elastic.concurrency import AsyncStop
 from es_scm.elastic.connection import client_options
-from es_scm.elastic.searcher import AsyncSearcher
 from es_scm.extras import require
 
 if TYPE_CHECKING:  # pragma: no cover

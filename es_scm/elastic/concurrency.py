@@ -21,6 +21,9 @@ the few things that cannot be generated because the two sides do them differentl
 :func:`async_batches` / :func:`batches`
     The caller's documents in lists of ``size``: an async iterable, or an iterable read in a
     worker thread (asyncio); an iterable read in place (sync).
+:func:`async_map_concurrently` / :func:`map_concurrently`
+    A function over items, at most ``limit`` at once, the results in the items' order (batch
+    search's queries after their first requests).
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ import itertools
 import queue
 import threading
 from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Iterable, Iterator
-from concurrent.futures import Future
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Generic, TypeVar
 
 __all__ = [
@@ -41,11 +44,14 @@ __all__ = [
     "Workers",
     "async_batches",
     "async_compute",
+    "async_map_concurrently",
     "batches",
     "compute",
+    "map_concurrently",
 ]
 
 K = TypeVar("K")
+T = TypeVar("T")
 R = TypeVar("R")
 
 
@@ -244,3 +250,41 @@ def batches(documents: Iterable[Any] | AsyncIterable[Any], size: int) -> Iterato
     iterator = iter(documents)
     while batch := list(itertools.islice(iterator, size)):
         yield batch
+
+
+async def async_map_concurrently(
+    function: Callable[[T], Awaitable[R]], items: Iterable[T], limit: int
+) -> list[R]:
+    """``[await function(item) for item in items]`` with at most ``limit`` awaited at once, as
+    tasks; the first error cancels the others and is raised."""
+    semaphore = asyncio.Semaphore(limit)
+
+    async def one(item: T) -> R:
+        async with semaphore:
+            return await function(item)
+
+    tasks = [asyncio.ensure_future(one(item)) for item in items]
+    try:
+        return list(await asyncio.gather(*tasks))
+    except BaseException:
+        for task in tasks:
+            task.cancel()
+        raise
+
+
+def map_concurrently(function: Callable[[T], R], items: Iterable[T], limit: int) -> list[R]:
+    """``[function(item) for item in items]`` on a pool of at most ``limit`` threads (in place
+    for one item or one thread); the first error cancels the items not started and is raised,
+    without waiting for those running (Ctrl-C returns at once)."""
+    work = list(items)
+    if limit <= 1 or len(work) <= 1:
+        return [function(item) for item in work]
+    pool = ThreadPoolExecutor(min(limit, len(work)), thread_name_prefix="es-scm")
+    futures: list[Future[R]] = [pool.submit(function, item) for item in work]
+    try:
+        results = [future.result() for future in futures]
+    except BaseException:
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown()
+    return results

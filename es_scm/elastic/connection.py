@@ -26,7 +26,6 @@ from typing import Any
 import elasticsearch
 from elasticsearch import Elasticsearch
 
-from es_scm.elastic.calls import Call, Plan
 from es_scm.elastic.credentials import check_url
 
 DEFAULT_URL = "http://127.0.0.1:9200"
@@ -147,25 +146,6 @@ def client_options(url: str | None = None, **kwargs: Any) -> dict[str, Any]:
     return options
 
 
-def cluster_version_plan() -> Plan:
-    """The cluster's version as a plan (:mod:`es_scm.elastic.calls`), for the plans that remain."""
-    return node_version((yield Call("nodes.info", {"filter_path": "nodes.*.version"})))
-
-
-def max_clauses_plan() -> Plan:
-    """The clause limit as a plan (until the searcher's rewrite removes it)."""
-    try:
-        stats = yield Call(
-            "nodes.stats", {"metric": "jvm", "filter_path": "nodes.*.jvm.mem.heap_max_in_bytes"}
-        )
-        info = yield Call(
-            "nodes.info", {"metric": "thread_pool", "filter_path": "nodes.*.thread_pool.search"}
-        )
-    except Exception:  # a restricted API key may not read node stats
-        return DEFAULT_MAX_CLAUSES
-    return clause_limit(stats, info)
-
-
 def node_version(nodes: Mapping[str, Any]) -> str:
     """The version of a node of a ``_nodes`` answer (``filter_path="nodes.*.version"``)."""
     return str(next(iter(nodes["nodes"].values()))["version"])
@@ -275,7 +255,7 @@ def _cause_text(cause: Mapping[str, Any], more: int) -> str:
 
 def _caused_by(cause: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     """The chain of ``caused_by`` under ``cause``, outermost first."""
-    chain = []
+    chain: list[Mapping[str, Any]] = []
     while isinstance(cause.get("caused_by"), Mapping) and len(chain) < 10:
         cause = cause["caused_by"]
         chain.append(cause)

@@ -3,10 +3,10 @@
 Methods (:func:`run_collection`), each retrieving the top ``depth`` documents per query:
 
 ``bm25``      Elasticsearch's BM25: a ``match`` query on the indexed ``text`` field.
-``scm``       :meth:`es_scm.elastic.Searcher.search` in ``exact`` mode: native retrieval through the
+``scm``       :meth:`es_scm.elastic.Searcher.search` (exact search): native retrieval through the
               expanded query x' = SᵀWx, then the exact SCM, provably equal to the brute-force top
               ``depth`` (see :mod:`es_scm.elastic.searcher`).
-``bm25+scm``  hybrid search (:meth:`es_scm.elastic.Searcher.search` with ``mode="hybrid"``):
+``bm25+scm``  hybrid search (:meth:`es_scm.elastic.Searcher.hybrid`):
               BM25's and the SCM's top ``depth`` fused by min-max linear interpolation (the
               default) or reciprocal rank fusion (see :mod:`es_scm.elastic.hybrid`).
 
@@ -209,9 +209,10 @@ def run_collection(
     depth : int, default=100
         Documents retrieved per query by every method (MAP is AP over this depth).
     hybrids : mapping, optional
-        Method name → hybrid options (``fusion``, ``alpha``, ``rrf_k``) of
-        :meth:`es_scm.elastic.Searcher.search` in ``hybrid`` mode; default
-        ``{"bm25+scm": {}}`` (the default fusion).
+        Method name → hybrid options (``fusion``, ``alpha``, ``rrf_k``, read by
+        :func:`es_scm.elastic.hybrid.hybrid_options` with the model's own) of
+        :meth:`es_scm.elastic.Searcher.hybrid`; default ``{"bm25+scm": {}}`` (the model's
+        fusion, else the default one).
     index_name : str, optional
         Default ``es-scm-eval-<collection>-<random>``; deleted afterwards unless ``keep_index``.
     measures : sequence of str, default=MEASURES
@@ -246,7 +247,7 @@ def run_collection(
     try:
         if index is not None:
             seconds["index"] = _index_collection(index, collection, text_analyzer)
-        runs, timers = _search_queries(client, searcher, collection.name, queries, depth, hybrids)
+        runs, timers = _search_queries(searcher, collection.name, queries, depth, hybrids)
         seconds.update({f"search_{m}": t for m, t in timers.items()})
     finally:
         if index is not None and not keep_index:
@@ -284,41 +285,32 @@ def _checked_measures(measures: Sequence[str], depth: int) -> list[str]:
 
 
 def _search_queries(
-    client: Any,
     searcher: Any,
     collection: str,
     queries: Mapping[str, str],
     depth: int,
     hybrids: Mapping[str, Mapping[str, Any]],
 ) -> tuple[dict[str, Run], dict[str, float]]:
-    """Every method's run over ``queries`` on the searcher's index, and its seconds in all."""
-    from es_scm.elastic.query import bm25_query
+    """Every method's run over ``queries`` on the searcher's index (one ``batch_search`` a
+    method), and its seconds in all."""
+    from es_scm.elastic.hybrid import hybrid_options, make_fusion
 
-    runs: dict[str, Run] = {"bm25": {}, "scm": {}, **{method: {} for method in hybrids}}
-    timers = dict.fromkeys(runs, 0.0)
-    for number, (qid, text) in enumerate(queries.items(), start=1):
+    methods: dict[str, dict[str, Any]] = {"bm25": {"method": "bm25"}, "scm": {}}
+    for method, options in hybrids.items():
+        fusion = make_fusion(hybrid_options(searcher.model.hybrid, **options))
+        methods[method] = {"method": "hybrid", "fusion": fusion, "depth": depth}
+    runs: dict[str, Run] = {}
+    timers: dict[str, float] = {}
+    for method, options in methods.items():
         started = time.perf_counter()
-        response = client.search(
-            index=searcher.name,
-            query=bm25_query(text),
-            size=depth,
-            source=False,
-            allow_partial_search_results=False,
+        results = searcher.batch_search(queries, depth, **options)
+        runs[method] = {
+            qid: {h.id: h.score for h in result.hits} for qid, result in results.items()
+        }
+        timers[method] = time.perf_counter() - started
+        logger.info(
+            "%s: %s, %d queries in %.1f s", collection, method, len(queries), timers[method]
         )
-        bm25 = {h["_id"]: float(h["_score"]) for h in response["hits"]["hits"]}
-        timers["bm25"] += time.perf_counter() - started
-        started = time.perf_counter()
-        result = searcher.search(text, k=depth, mode="exact")
-        runs["scm"][qid] = {h.id: h.score for h in result.hits}
-        timers["scm"] += time.perf_counter() - started
-        for method, options in hybrids.items():
-            started = time.perf_counter()
-            fused = searcher.search(text, depth, mode="hybrid", depth=depth, **options)
-            runs[method][qid] = {h.id: h.score for h in fused.hits}
-            timers[method] += time.perf_counter() - started
-        runs["bm25"][qid] = bm25
-        if number % 25 == 0:
-            logger.info("%s: %d/%d queries", collection, number, len(queries))
     return runs, timers
 
 

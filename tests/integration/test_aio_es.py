@@ -25,20 +25,22 @@ from es_scm.elastic import (
 )
 from es_scm.elastic.aio import AsyncSCMIndex, AsyncSearcher, async_client_from_env
 from es_scm.elastic.results import SearchResult
+from es_scm.fusion import LinearFusion
 from es_scm.model import BruteForceSearch
 from tests.support import with_async_client
 
 DOCUMENTS = 400  # conftest.py's cranfield_sample
 QUERIES = ("1", "2", "7", "50", "100", "225")
-SEARCHES: list[dict[str, Any]] = [
-    {"mode": "exact"},
-    {"mode": "native"},
-    {"mode": "exact", "from_": 5},
-    {"mode": "exact", "filter": {"term": {"metadata.group": "g1"}}},
-    {"mode": "native", "filter": [{"terms": {"metadata.group": ["g0", "g2"]}}]},
-    {"mode": "hybrid"},
-    {"mode": "hybrid", "fusion": "linear", "alpha": 0.3},
-    {"mode": "exact", "explain": True},
+SEARCHES: list[dict[str, Any]] = [  # a method and its options
+    {"method": "search"},
+    {"method": "native"},
+    {"method": "search", "from_": 5},
+    {"method": "search", "filter": {"term": {"metadata.group": "g1"}}},
+    {"method": "native", "filter": [{"terms": {"metadata.group": ["g0", "g2"]}}]},
+    {"method": "hybrid"},
+    {"method": "hybrid", "fusion": LinearFusion(0.3)},
+    {"method": "bm25", "filter": {"term": {"metadata.group": "g1"}}},
+    {"method": "search", "explain": True},
 ]
 
 
@@ -95,6 +97,13 @@ def test_async_ingestion_reports_and_stores_what_the_sync_one_does(
     assert stored["es-scm-test-aio-async"]["7"]["metadata"] == {"group": "g1"}
 
 
+def call(searcher, query: str, options: dict[str, Any]):
+    """``searcher.<method>(query, 10, **options)`` of a SEARCHES entry."""
+    return getattr(searcher, options["method"])(
+        query, 10, **{k: v for k, v in options.items() if k != "method"}
+    )
+
+
 def test_async_search_equals_sync_search_in_every_mode(
     es_url, both, cranfield, cranfield_sample_model, cranfield_sample
 ):
@@ -108,14 +117,14 @@ def test_async_search_equals_sync_search_in_every_mode(
     async def searches(client):
         index = AsyncSCMIndex(client, "es-scm-test-aio-async", cranfield_sample_model)
         return [
-            [await index.searcher.search(cranfield.queries[q], 10, **options) for q in QUERIES]
+            [await call(index.searcher, cranfield.queries[q], options) for q in QUERIES]
             for options in SEARCHES
         ]
 
     got = with_async_client(es_url, searches)
     for options, results in zip(SEARCHES, got, strict=True):
         for query_id, result in zip(QUERIES, results, strict=True):
-            expected = sync_index.searcher.search(cranfield.queries[query_id], 10, **options)
+            expected = call(sync_index.searcher, cranfield.queries[query_id], options)
             assert comparable(result) == comparable(expected), (options, query_id)
     for query_id, result in zip(QUERIES, got[0], strict=True):
         brute = reference.search(cranfield.queries[query_id], 10)
@@ -167,13 +176,13 @@ def test_async_errors_are_the_sync_ones(
     other = SoftCosineModel.build(["a different corpus about cats", "and dogs"], glove)
 
     async def mismatched(client):
-        await AsyncSCMIndex(client, "es-scm-test-aio-async", other).searcher.search("cats")
+        await AsyncSearcher(client, "es-scm-test-aio-async", other).search("cats")
 
     with pytest.raises(ModelMismatchError, match="built with model"):
         with_async_client(es_url, mismatched)
 
     async def missing(client):
-        await AsyncSCMIndex(client, index_name, cranfield_sample_model).searcher.search("cats")
+        await AsyncSearcher(client, index_name, cranfield_sample_model).search("cats")
 
     with pytest.raises(IndexNotFoundError):
         with_async_client(es_url, missing)

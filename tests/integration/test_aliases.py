@@ -19,6 +19,7 @@ from es_scm.elastic import (
     IndexNotFoundError,
     ModelMismatchError,
     SCMIndex,
+    Searcher,
     reindex_into_alias,
 )
 from es_scm.elastic.ingest import IngestError
@@ -168,7 +169,7 @@ def test_the_old_index_is_kept_when_asked_or_still_in_use(es_client, index_name,
     assert es_client.indices.exists(index=kept.index)
     mappings = es_client.indices.get_mapping(index=third.index)[third.index]["mappings"]
     assert mapping_options(mappings)["metadata_mapping"] is None
-    result = SCMIndex(es_client, alias, old).searcher.search(
+    result = Searcher(es_client, alias, old).search(
         "red road", k=3, filter={"term": {"metadata.group": "0"}}
     )
     assert len(result) == 3
@@ -185,7 +186,7 @@ def test_an_index_becomes_an_alias_of_the_same_name(es_client, index_name, model
     assert list(es_client.indices.get_alias(name=index_name)) == [swap.index]
     assert SCMIndex(es_client, index_name, new).count() == 30
     with pytest.raises(ModelMismatchError):
-        SCMIndex(es_client, index_name, old).searcher.search(QUERY)
+        Searcher(es_client, index_name, old).search(QUERY)
     with pytest.raises(ModelMismatchError, match="does not hold"):
         AliasSearcher(es_client, index_name, [old]).search(QUERY)
     with pytest.raises(IndexNotFoundError):

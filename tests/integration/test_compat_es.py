@@ -57,7 +57,7 @@ def test_the_8_client_indexes_and_searches_on_a_9_server():
     try:
         report = index.index_documents([{"id": str(i), "text": t} for i, t in enumerate(TEXTS)])
         assert (report.created, report.failed) == (3, 0)
-        result = index.search("car on the road", k=3)
+        result = index.searcher.search("car on the road", k=3)
         # "car"/"road" are in document 0; document 1 has their synonyms only; 2 neither
         assert result.ids() == ["0", "1"]
         assert result.exact_guarantee

@@ -12,7 +12,7 @@ from elasticsearch import ApiError
 
 from es_scm.cli import main
 from es_scm.cli.errors import EXIT_ERROR
-from es_scm.elastic import SCMIndex, cluster_version
+from es_scm.elastic import Searcher, cluster_version
 from es_scm.elastic.connection import error_reason
 from es_scm.elastic.indices import layout_mapping
 from es_scm.elastic.requests import IndexLayout
@@ -45,7 +45,7 @@ def missing_shards(name: str) -> str:
 
 def test_a_red_index_gives_the_reason_of_the_503(es_client, red_index, model):
     with pytest.raises(ApiError) as refused:
-        SCMIndex(es_client, red_index, model).search("supersonic wing")
+        Searcher(es_client, red_index, model).search("supersonic wing")
     assert refused.value.meta.status == 503
     reason = error_reason(refused.value)
     assert reason.startswith("search_phase_execution_exception: ")

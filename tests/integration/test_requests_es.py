@@ -71,9 +71,10 @@ def test_a_warm_search_is_one_request(es_client, index_name, model):
     index.index_documents(documents())
     index.searcher.search("supersonic wing")  # warms up: the model check, the clause limit
     requests = Requests(es_client)
-    for mode in ("exact", "native"):
-        sent = requests.during(lambda mode=mode: index.searcher.search("boundary layer", mode=mode))
-        assert len(sent) == 1, (mode, sent)
+    for method in ("search", "native", "bm25"):
+        search = getattr(index.searcher, method)
+        sent = requests.during(lambda search=search: search("boundary layer"))
+        assert len(sent) == 1, (method, sent)
         assert requests.result.hits
 
 

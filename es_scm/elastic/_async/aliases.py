@@ -13,6 +13,7 @@ from elasticsearch import AsyncElasticsearch, NotFoundError
 
 from es_scm.documents import Document
 from es_scm.elastic._async.index import AsyncSCMIndex, optimize_index
+from es_scm.elastic._async.searcher import AsyncSearcher
 from es_scm.elastic.aliases import (
     AliasSwap,
     AliasSwapError,
@@ -29,7 +30,6 @@ from es_scm.elastic.names import validate_index_name
 from es_scm.elastic.requests import MAX_REQUEST_BYTES, IngestOptions
 from es_scm.elastic.results import SearchResult
 from es_scm.elastic.schema import IndexNotFoundError
-from es_scm.elastic.searcher import AsyncSearcher
 from es_scm.validation import NON_NEGATIVE_INT, POSITIVE_INT, Boolean, Interval, check
 
 if TYPE_CHECKING:  # pragma: no cover

@@ -50,7 +50,8 @@ async def cluster_version(client: AsyncElasticsearch) -> str:
     Asks ``_nodes`` rather than ``GET /``: the minimal distribution that the local runner uses
     does not register the root endpoint.
     """
-    return node_version(await client.nodes.info(filter_path="nodes.*.version"))
+    nodes = await client.nodes.info(filter_path="nodes.*.version")
+    return node_version(nodes.body)
 
 
 async def cluster_max_clauses(client: AsyncElasticsearch) -> int:
@@ -66,4 +67,4 @@ async def cluster_max_clauses(client: AsyncElasticsearch) -> int:
         )
     except Exception:  # a restricted API key may not read node statistics
         return DEFAULT_MAX_CLAUSES
-    return clause_limit(stats, info)
+    return clause_limit(stats.body, info.body)

@@ -52,7 +52,8 @@ def cluster_version(client: Elasticsearch) -> str:
     Asks ``_nodes`` rather than ``GET /``: the minimal distribution that the local runner uses
     does not register the root endpoint.
     """
-    return node_version(client.nodes.info(filter_path="nodes.*.version"))
+    nodes = client.nodes.info(filter_path="nodes.*.version")
+    return node_version(nodes.body)
 
 
 def cluster_max_clauses(client: Elasticsearch) -> int:
@@ -64,4 +65,4 @@ def cluster_max_clauses(client: Elasticsearch) -> int:
         info = client.nodes.info(metric="thread_pool", filter_path="nodes.*.thread_pool.search")
     except Exception:  # a restricted API key may not read node statistics
         return DEFAULT_MAX_CLAUSES
-    return clause_limit(stats, info)
+    return clause_limit(stats.body, info.body)

@@ -27,6 +27,7 @@ from elasticsearch.helpers import streaming_bulk
 from es_scm.documents import Document
 from es_scm.elastic._sync.client import cluster_version, head_call
 from es_scm.elastic._sync.ingest import Ingestion
+from es_scm.elastic._sync.searcher import Searcher
 from es_scm.elastic.concurrency import Stop
 from es_scm.elastic.connection import error_reason
 from es_scm.elastic.indices import (
@@ -45,7 +46,6 @@ from es_scm.elastic.names import check_one_name, validate_index_name
 from es_scm.elastic.requests import MAX_REQUEST_BYTES, IndexLayout, IngestOptions
 from es_scm.elastic.results import PartialResultError
 from es_scm.elastic.schema import check_version, settings_for_version
-from es_scm.elastic.searcher import Searcher
 from es_scm.elastic.target import Checked, TargetCheck
 from es_scm.validation import POSITIVE_INT, Boolean, check
 
@@ -380,15 +380,15 @@ class SCMIndex:
     ) -> IngestReport:
         """Ingest into the index (``fresh``: created by this run), then refresh and count."""
         writer = self._write_target()
-        target, expansion = self._checked()
+        checked = self._checked()
         ingestion = Ingestion(
             self.client,
             writer,
             self.model,
             options,
-            expansion=expansion,
+            expansion=checked.expansion,
             fresh=fresh,
-            refresh_last=refresh and target.shard_totals == {1},
+            refresh_last=refresh and checked.target.shard_totals == {1},
             stop=stop,
         )
         if writer.warning is not None:

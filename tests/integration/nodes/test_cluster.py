@@ -244,7 +244,7 @@ def test_exact_results_equal_those_of_a_single_node(
     single.delete()
     assert single.index_documents(documents).ok
     for query in queries:
-        expected, found = single.search(query, k=K), on_cluster.search(query, k=K)
+        expected, found = single.searcher.search(query, k=K), on_cluster.searcher.search(query, k=K)
         assert found.exact_guarantee
         assert expected.exact_guarantee
         assert found.ids() == expected.ids(), query
