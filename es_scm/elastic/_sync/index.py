@@ -89,6 +89,7 @@ class SCMIndex:
         self.client = client
         self.model = model
         self._writes: tuple[str, str | None] | None = None  # the index written, its write alias
+        self._alias_refused = False  # Elasticsearch refused the key the right to add one
 
     @property
     def name(self) -> str:
@@ -167,6 +168,7 @@ class SCMIndex:
         deleted = delete_index(self.client, self.name)
         self.target.forget()
         self._writes = None
+        self._alias_refused = False
         return deleted
 
     def count(self) -> int:
@@ -330,10 +332,13 @@ class SCMIndex:
                 raise ValueError(f"index {self.name!r} exists already (pass exist_ok=True)")
             self._accept(response)
             return False
-        alias = new_write_alias(self.name)
-        if create_index(self.client, self.name, self.model, layout, alias):
+        created, alias = create_index(
+            self.client, self.name, self.model, layout, new_write_alias(self.name)
+        )
+        if created:
             self.target.created(layout.shards, layout.expansion)
             self._writes = (self.name, alias)
+            self._alias_refused = alias is None
             return True
         if not exist_ok:  # another process created it meanwhile
             raise ValueError(f"index {self.name!r} exists already (pass exist_ok=True)")
@@ -358,15 +363,18 @@ class SCMIndex:
         self._checked()
         assert self._writes is not None
         concrete, alias = self._writes
-        if alias is None:
+        if alias is None and not self._alias_refused:
             alias = new_write_alias(concrete)
             try:
                 self.client.indices.update_aliases(
                     actions=[{"add": {"index": concrete, "alias": alias, "is_hidden": True}}]
                 )
             except ApiError:  # no right to manage aliases: the writes are not guarded (a warning)
-                return WriteTarget(self.name, concrete, guarded=False)
+                self._alias_refused = True
+                alias = None
             self._writes = (concrete, alias)
+        if alias is None:
+            return WriteTarget(self.name, concrete, guarded=False)
         return WriteTarget(self.name, alias, guarded=True)
 
     def _ingest(
@@ -415,31 +423,35 @@ def create_index(
     model: SoftCosineModel,
     layout: IndexLayout,
     write_alias: str,
-) -> bool:
-    """Create index ``name`` for ``model`` as ``layout`` says, with its hidden ``write_alias``;
-    False if another process created it meanwhile.
+) -> tuple[bool, str | None]:
+    """Create index ``name`` for ``model`` as ``layout`` says, with its hidden ``write_alias``.
 
-    The settings and the mapping are those of the cluster's version
+    Returns whether it was created (False: another process created it meanwhile) and its write
+    alias: None where Elasticsearch refuses the key the right to make aliases (the index is made
+    without one; its writes are then not guarded, :mod:`es_scm.elastic.indices`). The settings
+    and the mapping are those of the cluster's version
     (:func:`~es_scm.elastic.schema.settings_for_version`).
     """
     version = check_version(cluster_version(client))
     settings = settings_for_version(version, shards=layout.shards, replicas=layout.replicas)
     mappings = layout_mapping(model, layout, version)
-    try:
-        client.indices.create(
-            index=name,
-            settings=settings,
-            mappings=mappings,
-            aliases={write_alias: {"is_hidden": True}},
-        )
-    except ApiError as error:
-        if "resource_already_exists_exception" in error_reason(error):
-            return False
-        refused = refused_mapping(error, layout)
-        if refused is None:
-            raise
-        raise refused from error
-    return True
+    alias: str | None = write_alias
+    while True:
+        aliases = {alias: {"is_hidden": True}} if alias else None
+        try:
+            client.indices.create(index=name, settings=settings, mappings=mappings, aliases=aliases)
+        except ApiError as error:
+            reason = error_reason(error)
+            if "resource_already_exists_exception" in reason:
+                return False, None
+            if alias and error.meta.status == 403 and "indices:admin/aliases" in reason:
+                alias = None  # a key that may create indices but not manage aliases
+                continue
+            refused = refused_mapping(error, layout)
+            if refused is None:
+                raise
+            raise refused from error
+        return True, alias
 
 
 def delete_index(client: Elasticsearch, name: str) -> bool:

@@ -196,6 +196,9 @@ def test_the_writer_indexes_everything_and_is_told_the_count_was_refused(
     assert "HTTP 403" in counting[0]
     assert "indices:data/read/search" in counting[0]  # Elasticsearch's reason
     assert admin.count(index=name)["count"] == len(DOCUMENTS)  # searchable without a refresh
+    # a writer may not make aliases: the index has no write alias, and the run says so
+    assert f"warning: the index '{name}' has no es-scm write alias" in err
+    assert admin.indices.get_alias(index=name)[name]["aliases"] == {}
     admin.indices.delete(index=name)
 
 
