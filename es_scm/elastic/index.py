@@ -332,7 +332,9 @@ class IndexOperations:
 
 class SCMIndex(IndexOperations, SyncAPI):
     """An es-scm index on an ``Elasticsearch`` client (the parameters and operations of
-    :class:`IndexOperations`)."""
+    :class:`IndexOperations`); ``searcher`` is a :class:`~es_scm.elastic.Searcher`."""
+
+    searcher: Searcher
 
 
 class AsyncSCMIndex(IndexOperations, AsyncAPI):
@@ -342,4 +344,5 @@ class AsyncSCMIndex(IndexOperations, AsyncAPI):
     Vectorizing documents runs in a worker thread; ``documents`` may be an async iterable.
     """
 
+    searcher: AsyncSearcher
     searcher_type = AsyncSearcher
