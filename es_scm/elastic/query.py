@@ -373,25 +373,23 @@ def _select(
     part: Σ_parts factor · ‖left out‖₂. Returns the kept (terms, weights) of each part, largest
     first, the number left out, and the pruned mass.
     """
-    entries = []
+    values, numbers, terms = [], [], []
     for number, (vector, _) in enumerate(parts):
         positive = vector.data > 0.0
-        for term, value in zip(vector.indices[positive], vector.data[positive], strict=True):
-            entries.append((-float(value), number, int(term)))
-    entries.sort()
-    kept_entries, dropped = entries[:max_clauses], entries[max_clauses:]
-    kept = []
-    for number in range(len(parts)):
-        mine = [(term, -negative) for negative, part, term in kept_entries if part == number]
-        kept.append(
-            (
-                np.array([t for t, _ in mine], dtype=np.int64),
-                np.array([v for _, v in mine], dtype=np.float64),
-            )
-        )
+        values.append(np.asarray(vector.data[positive], dtype=np.float64))
+        terms.append(np.asarray(vector.indices[positive], dtype=np.int64))
+        numbers.append(np.full(len(values[-1]), number, dtype=np.int64))
+    value, number_of, term = (np.concatenate(arrays) for arrays in (values, numbers, terms))
+    # largest value first; equal values by part, then by term
+    order = np.lexsort((term, number_of, -value))
+    chosen, dropped = order[:max_clauses], order[max_clauses:]
+    kept = [
+        (term[chosen][number_of[chosen] == number], value[chosen][number_of[chosen] == number])
+        for number in range(len(parts))
+    ]
     mass = 0.0
     for number, (_, factor) in enumerate(parts):
-        left = [-negative for negative, part, _ in dropped if part == number]
-        if left:
+        left = value[dropped][number_of[dropped] == number]
+        if len(left):
             mass += float(np.linalg.norm(left)) * (factor() if callable(factor) else factor)
     return kept, len(dropped), mass

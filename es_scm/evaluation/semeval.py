@@ -179,7 +179,7 @@ def elasticsearch_scores(
             exact[question.id] = {hit.id: hit.score for hit in result.hits}
             ids_filter = {"ids": {"values": ids}}
             result = searcher.native(query, len(ids), filter=ids_filter)
-            native[question.id] = {hit.id: hit.native_score for hit in result.hits}
+            native[question.id] = {hit.id: hit.score for hit in result.hits}  # = native_score
             result = searcher.bm25(query, len(ids), filter=ids_filter)
             bm25[question.id] = {hit.id: hit.score for hit in result.hits}
             for method, fusion in fusions.items():

@@ -63,7 +63,7 @@ class BruteForceSearch:
     ) -> None:
         if (texts is None) == (vectors is None):
             raise ValueError("BruteForceSearch needs exactly one of texts= or vectors=")
-        if vectors is None:
+        if texts is not None:
             vectors = model.vectorize_many(texts, role="document")
         self.model = model
         self.ids = np.asarray([str(i) for i in ids], dtype=object)

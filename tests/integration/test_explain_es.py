@@ -183,3 +183,37 @@ def test_search_explain_prints_the_pairs_under_each_hit(
 
     code, out, _ = cli(*search, "--json", "killed")
     assert all("explanation" not in json.loads(line) for line in out.splitlines())
+
+
+# -- hybrid search: the SCM part of every hit, whichever leg found it (issue 28, item 7) ---------
+
+
+def test_every_hybrid_hit_has_its_scm_part_explained(caesar_index):
+    # "dead" and "stabbed" are only similar to "killed": d2 and d3 are found by the SCM alone
+    for fusion in ("max", "rrf"):
+        result = caesar_index.searcher.hybrid("killed", 3, fusion=fusion, explain=True)
+        assert sorted(result.ids()) == ["d1", "d2", "d3"]
+        for hit in result:
+            scm = caesar_index.searcher.rescore("killed", ids=[hit.id]).hits[0].score
+            assert scm > 0.0
+            assert hit.explanation is not None, hit.id
+            assert hit.explanation.score == scm  # the exact SCM, not the fused score
+            assert_sums_to(hit.explanation, scm)
+        synonym_only = result.hits[result.ids().index("d2")]
+        assert [(p.query_term, p.document_term) for p in synonym_only.explanation] == [
+            ("killed", "dead")
+        ]
+        if fusion == "max":  # every candidate has both scores; BM25 finds no "killed" in d2
+            assert synonym_only.components == {"bm25": 0.0, "scm": synonym_only.explanation.score}
+
+
+def test_search_explains_hybrid_hits_found_by_the_scm_alone(
+    cli, es_url, caesar_index, caesar_model, tmp_path: Path
+):
+    model_dir = caesar_model.save(tmp_path / "model")
+    search = ["search", "--model", model_dir, "--index", caesar_index.name, "--es-url", es_url]
+    code, out, err = cli(*search, "--mode", "hybrid", "--k", "3", "--explain", "killed")
+    assert code == EXIT_OK, err
+    assert "no pair of similar terms" not in out
+    assert "      killed ≈ dead " in out
+    assert "      killed ≈ stabbed " in out

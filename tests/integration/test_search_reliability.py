@@ -12,6 +12,9 @@ import io
 import itertools
 import json
 import logging
+import os
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 
@@ -25,6 +28,7 @@ from es_scm.elastic import (
     ModelMismatchError,
     SCMIndex,
     Searcher,
+    UnsafeFilterError,
     client_from_env,
     cluster_max_clauses,
     reindex_into_alias,
@@ -33,7 +37,7 @@ from es_scm.elastic.aio import AsyncSCMIndex
 from es_scm.fusion import fusion_from
 from es_scm.model import BruteForceSearch
 from es_scm.similarity.scoring import rank
-from tests.support import with_async_client
+from tests.support import REPO_ROOT, assert_one_line_error, with_async_client
 
 FILLER = ["red", "fast", "old", "road", "engine", "wheel", "city", "trip", "fuel", "garage"]
 QUERY = "automobile"
@@ -515,3 +519,115 @@ def test_the_search_command_bounds_query_length(
     )
     assert code == EXIT_OK, err
     assert out
+
+
+# -- text that is not UTF-8 (issue 28, item 8) ----------------------------------------------------
+
+NOT_UTF8 = b"automobile \xff\xfe car"  # bytes a shell may hand over: not UTF-8
+# what Python makes of them in sys.argv (surrogateescape): lone surrogates
+AS_PYTHON_READS = NOT_UTF8.decode("utf-8", "surrogateescape")
+
+
+def test_every_method_reads_text_that_is_not_utf8_the_same_way(car_index):
+    searcher = car_index.searcher
+    clean = "automobile car"
+    for method in ("search", "native", "hybrid", "bm25"):
+        got = getattr(searcher, method)(AS_PYTHON_READS, k=5)
+        expected = getattr(searcher, method)(clean, k=5)
+        assert got.ids() == expected.ids(), method  # the replaced bytes are no word
+        assert [hit.score for hit in got] == [hit.score for hit in expected], method
+    rescored = searcher.rescore(AS_PYTHON_READS, ids=["d0", "d25"])
+    assert rescored.ids() == searcher.rescore(clean, ids=["d0", "d25"]).ids()
+    lone = "automobile \ud800"  # a lone surrogate from any other source
+    assert searcher.hybrid(lone, k=5).ids() == searcher.hybrid("automobile", k=5).ids()
+
+
+def test_the_search_command_takes_a_query_that_is_not_utf8(es_url, car_index, models, tmp_path):
+    model_dir = models["old"].save(tmp_path / "model")
+    command = [sys.executable, "-m", "es_scm.cli", "search", "--model", str(model_dir)]
+    command += ["--index", car_index.name, "--es-url", es_url, "--json", "--k", "3"]
+    for mode in ("exact", "hybrid", "bm25"):
+        done = subprocess.run(
+            [*command, "--mode", mode, NOT_UTF8],
+            capture_output=True,
+            env={**os.environ, "PYTHONPATH": str(REPO_ROOT)},
+            check=False,
+        )
+        assert done.returncode == EXIT_OK, (mode, done.stderr)
+        method = {"exact": "search"}.get(mode, mode)
+        expected = getattr(car_index.searcher, method)("automobile car", k=3).ids()
+        assert [json.loads(line)["id"] for line in done.stdout.splitlines()] == expected
+
+
+# -- untrusted filters (issue 28, item 11) ------------------------------------------------------
+
+
+@pytest.fixture
+def secret_index(es_client, index_name) -> str:
+    """Another index, which the searched one's users must not read: one document, {"ids": ...}."""
+    secret = f"{index_name}-secret"
+    es_client.index(index=secret, id="1", document={"ids": ["d0", "d50"]}, refresh=True)
+    return secret  # index_name's fixture deletes it
+
+
+def lookup(secret: str) -> dict:
+    """A terms lookup: the values of another index's document."""
+    return {"terms": {"_id": {"index": secret, "id": "1", "path": "ids"}}}
+
+
+WRAPPER = {"wrapper": {"query": "eyJtYXRjaF9hbGwiOnt9fQ=="}}  # base64 of {"match_all":{}}
+
+
+def test_an_untrusted_filter_can_read_another_index_unless_the_policy_is_safe(
+    es_client, car_index, models, secret_index
+):
+    trusting = car_index.searcher  # filter_policy="any", the API's default
+    # what an untrusted filter does with the searcher's rights: the hits tell what the other
+    # index's document holds
+    assert sorted(trusting.search(QUERY, k=10, filter=lookup(secret_index)).ids()) == ["d0", "d50"]
+    assert trusting.search(QUERY, k=10, filter=WRAPPER).ids()
+    safe = Searcher(es_client, car_index.name, models["old"], filter_policy="safe")
+    for clause, name in ((lookup(secret_index), "terms"), (WRAPPER, "wrapper")):
+        for method in ("search", "native", "hybrid", "bm25"):
+            with pytest.raises(UnsafeFilterError, match=f"filter clause '{name}' is not allowed"):
+                getattr(safe, method)(QUERY, filter=clause)
+    hidden = {"bool": {"must_not": [{"script": {"script": "true"}}]}}
+    with pytest.raises(UnsafeFilterError, match="filter clause 'script'") as refused:
+        safe.search(QUERY, filter=[{"term": {"metadata.group": "0"}}, hidden])
+    assert "\n" not in str(refused.value)
+    allowed = {
+        "bool": {"filter": [{"terms": {"_id": ["d0", "d50"]}}, {"exists": {"field": "text"}}]}
+    }
+    assert (
+        safe.search(QUERY, k=10, filter=allowed).ids()
+        == trusting.search(QUERY, k=10, filter=allowed).ids()
+    )
+
+
+def test_the_policy_refuses_before_any_request(es_client, models):
+    safe = Searcher(es_client, "es-scm-test-nothing-here", models["old"], filter_policy="safe")
+    with pytest.raises(UnsafeFilterError):  # not IndexNotFoundError: nothing was asked
+        safe.search(QUERY, filter=WRAPPER)
+
+
+def test_the_search_command_refuses_unsafe_filters_unless_allowed(
+    capsys, es_url, car_index, models, secret_index, tmp_path
+):
+    model_dir = models["old"].save(tmp_path / "model")
+    common = ("search", "--model", model_dir, "--index", car_index.name, "--es-url", es_url)
+    for clause, name in ((lookup(secret_index), "terms"), (WRAPPER, "wrapper")):
+        code, out, err = run_cli(capsys, *common, "--json", "--filter", json.dumps(clause), QUERY)
+        assert code == EXIT_ERROR
+        assert out == ""
+        assert_one_line_error(err, f"filter clause '{name}' is not allowed")
+    code, out, err = run_cli(
+        capsys, *common, "--json", "--allow-unsafe-filters", "--filter", json.dumps(WRAPPER), QUERY
+    )
+    assert code == EXIT_OK, err
+    assert out
+    safe = json.dumps({"bool": {"filter": [{"ids": {"values": ["d0", "d25", "d50"]}}]}})
+    code, out, err = run_cli(capsys, *common, "--json", "--filter", safe, QUERY)
+    assert code == EXIT_OK, err
+    assert {json.loads(line)["id"] for line in out.splitlines()} == {"d0", "d50"}
+    code, out, err = run_cli(capsys, *common, "--json", "--filter", "group=0", QUERY)
+    assert code == EXIT_OK, err  # FIELD=VALUE is a term on metadata.FIELD: always safe
