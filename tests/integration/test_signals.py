@@ -79,10 +79,17 @@ CASES = [
 
 
 def index_then_signal(
-    client, url: str, index: str, model_dir: Path, corpus: Path, signum: int, when: str
+    client,
+    url: str,
+    index: str,
+    model_dir: Path,
+    corpus: Path,
+    signum: int,
+    when: str,
+    again: float | None = None,
 ) -> tuple[int, str, str]:
-    """``es-scm index`` on ``corpus``, sent ``signum`` when ``when`` says; its exit code and
-    output."""
+    """``es-scm index`` on ``corpus``, sent ``signum`` when ``when`` says (and ``again`` seconds
+    later, if it still runs); its exit code and output."""
     environment = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
     command = [
         sys.executable, "-m", "es_scm.cli", "index", "--model", str(model_dir), "--index", index,
@@ -99,6 +106,10 @@ def index_then_signal(
             assert time.monotonic() < deadline, "the signal's moment never came"
             time.sleep(0.05)
         process.send_signal(signum)
+        if again is not None:
+            time.sleep(again)
+            if process.poll() is None:
+                process.send_signal(signum)
         out, err = process.communicate(timeout=120)
     finally:
         if process.poll() is None:
@@ -136,3 +147,26 @@ def test_a_signal_ends_the_run_with_its_summary_and_nothing_after(
     assert f"kept the index '{index_name}' that this run created" in err
     if when.startswith("once 1000"):
         assert indexed >= 1000
+
+
+@pytest.mark.slow
+def test_a_second_signal_stops_the_waiting_and_says_what_may_still_be_written(
+    es_client, es_url, index_name, scifact, scifact_model_dir
+):
+    code, out, err = index_then_signal(
+        es_client, es_url, index_name, scifact_model_dir, scifact, signal.SIGTERM,
+        "once 1000 documents are in", again=0.05,
+    )  # fmt: skip
+    assert code == 143, (out, err)
+    assert "es-scm: interrupted (SIGTERM)" in err
+    summary = re.search(r"indexed (\d+) \(created \d+, updated 0\), failed 0, skipped (\d+)", out)
+    assert summary is not None, (out, err)
+    indexed = int(summary.group(1))
+    time.sleep(3)
+    count = es_client.count(index=index_name)["count"]
+    abandoned = re.search(r"up to (\d+) document\(s\) counted as skipped may still be written", err)
+    if abandoned is None:  # the requests had returned before the second signal
+        assert count == indexed
+    else:  # what the abandoned requests wrote came after, and no more than the summary warns
+        assert indexed <= count <= indexed + int(abandoned.group(1))
+        assert int(abandoned.group(1)) <= int(summary.group(2))

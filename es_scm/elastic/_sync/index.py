@@ -217,6 +217,10 @@ class SCMIndex:
         :class:`~es_scm.elastic.concurrency.AsyncStop`, or ``Stop`` for ``SCMIndex``; a signal
         handler may set it) ends the run as an interruption does.
 
+        Also ``upsert``: a document sent again replaces the stored one whole (its text, vector
+        and metadata; a metadata field left out is gone), searches find the new version once
+        the report is back, and the report counts it as ``updated`` (new ones as ``created``).
+
         Raises
         ------
         IngestError
@@ -235,42 +239,9 @@ class SCMIndex:
             fresh = self._create(IndexLayout(), exist_ok=True)
         return self._ingest(documents, options, fresh, refresh, progress, stop)
 
-    def upsert(
-        self,
-        documents: Documents,
-        *,
-        batch_size: int = 500,
-        max_retries: int = 5,
-        initial_backoff: float = 1.0,
-        retry_budget: float = 60.0,
-        create: bool = True,
-        refresh: bool = True,
-        progress: Any = None,
-        concurrency: int = 2,
-        max_request_bytes: int = MAX_REQUEST_BYTES,
-        stop: Stop | None = None,
-    ) -> IngestReport:
-        """Insert documents, or replace those whose id is indexed already: an upsert.
-
-        Ingestion writes every document under its id, so this is :meth:`index_documents` (same
-        options and report) under the name of what it does: a document sent again replaces the
-        stored one whole (its text, vector and metadata; a metadata field left out is gone), and
-        searches find the new version once the report is back. The report counts the replaced
-        documents as ``updated``, the new ones as ``created``.
-        """
-        return self.index_documents(
-            documents,
-            batch_size=batch_size,
-            max_retries=max_retries,
-            initial_backoff=initial_backoff,
-            retry_budget=retry_budget,
-            create=create,
-            refresh=refresh,
-            progress=progress,
-            concurrency=concurrency,
-            max_request_bytes=max_request_bytes,
-            stop=stop,
-        )
+    #: Insert documents, or replace those whose id is indexed already: :meth:`index_documents`
+    #: under the name of what it does (ingestion writes every document under its id).
+    upsert = index_documents
 
     def delete_documents(
         self,

@@ -235,7 +235,11 @@ class Ingestion:
         self, workers: Workers[Batch], progress: Any, error: BaseException, started: float
     ) -> None:
         """The run was interrupted (or failed): stop, wait for the requests in flight and count
-        what they did; a second interruption abandons them. Then raise."""
+        what they did. An interruption while the run was already stopping — a second signal, a
+        second cancellation — abandons them instead, as does one that comes while waiting.
+        Then raise."""
+        interruption = isinstance(error, KeyboardInterrupt | asyncio.CancelledError)
+        hurry = interruption and self.stop.is_set()  # the run was already stopping
         self.stop.set()
         if isinstance(error, asyncio.CancelledError):
             why = "cancelled"
@@ -244,20 +248,15 @@ class Ingestion:
         else:
             why = f"failed: {type(error).__name__}: {error}"
         self.report.stopped = self.report.stopped or why
-        abandoned = False
-        try:
-            while workers:
-                self._settle(workers, progress)
-        except BaseException:  # a second interruption: the requests in flight are left
-            abandoned = True
-            left = workers.abandon()
-            for batch in left:
-                skip(self.report, batch)
-            documents = sum(len(batch.actions) for batch in left)
-            self.report.warnings.append(
-                f"stopped waiting for {len(left)} bulk request(s) in flight: up to {documents} "
-                "document(s) counted as skipped may still be written after the run returned"
-            )
+        abandoned = hurry
+        if not hurry:
+            try:
+                while workers:
+                    self._settle(workers, progress)
+            except BaseException:  # a second interruption while waiting
+                abandoned = True
+        if abandoned:
+            self._abandon(workers)
         skip(self.report, self._unsent, self._unread)
         self._unsent, self._unread = None, []
         self._finish(started)
@@ -266,6 +265,18 @@ class Ingestion:
         if isinstance(error, KeyboardInterrupt) and not isinstance(error, IngestInterrupted):
             raise IngestInterrupted(self.report, abandoned=abandoned) from None
         raise error
+
+    def _abandon(self, workers: Workers[Batch]) -> None:
+        """Leave the requests in flight (their documents skipped), warning what they may write."""
+        left = workers.abandon()
+        for batch in left:
+            skip(self.report, batch)
+        if left:
+            documents = sum(len(batch.actions) for batch in left)
+            self.report.warnings.append(
+                f"stopped waiting for {len(left)} bulk request(s) in flight: up to {documents} "
+                "document(s) counted as skipped may still be written after the run returned"
+            )
 
     def _finish(self, started: float) -> None:
         self.report.seconds = time.perf_counter() - started
