@@ -24,7 +24,7 @@ cannot be kept.
 The query encoding depends on the model (its term ids), so after a swap to another model,
 searches must use the new model. :class:`AliasSearcher` does that: it holds the models, finds
 the one the alias's index was built with, and searches that concrete index, following the alias
-from one model to the next with no failed search. (A :class:`~es_scm.elastic.searcher.Searcher`
+from one model to the next with no failed search. (A :class:`~es_scm.elastic.Searcher`
 or :class:`~es_scm.elastic.index.SCMIndex` on the alias checks its model when first used, and
 again when an answer comes from other indices: it follows a swap that keeps the model, and
 raises :class:`~es_scm.elastic.schema.ModelMismatchError` after a swap to another one.)
@@ -344,7 +344,7 @@ class AliasOperations:
         Seconds a resolved route (the concrete indices and their model) is reused before the
         alias is looked up again (1 s). An index that disappears meanwhile is re-resolved at once.
     **searcher_options
-        Passed to each :class:`~es_scm.elastic.searcher.Searcher` (``max_window``, ...).
+        Passed to each :class:`~es_scm.elastic.Searcher` (``max_window``, ...).
 
     Examples
     --------
