@@ -148,22 +148,9 @@ def client_options(url: str | None = None, **kwargs: Any) -> dict[str, Any]:
 
 
 def cluster_version_plan() -> Plan:
-    """The cluster's version as a plan (:mod:`es_scm.elastic.calls`), for the plans that remain."""
+    """The cluster's version as a plan (:mod:`es_scm.elastic.calls`), for the index side's plans
+    (``_async/client.cluster_version`` once they are written in ``_async/``)."""
     return node_version((yield Call("nodes.info", {"filter_path": "nodes.*.version"})))
-
-
-def max_clauses_plan() -> Plan:
-    """The clause limit as a plan (until the searcher's rewrite removes it)."""
-    try:
-        stats = yield Call(
-            "nodes.stats", {"metric": "jvm", "filter_path": "nodes.*.jvm.mem.heap_max_in_bytes"}
-        )
-        info = yield Call(
-            "nodes.info", {"metric": "thread_pool", "filter_path": "nodes.*.thread_pool.search"}
-        )
-    except Exception:  # a restricted API key may not read node stats
-        return DEFAULT_MAX_CLAUSES
-    return clause_limit(stats, info)
 
 
 def node_version(nodes: Mapping[str, Any]) -> str:
