@@ -187,10 +187,10 @@ def make_searcher(args: argparse.Namespace, model: Any) -> Any:
 
 def bounded(text: str, limit: int, what: str) -> None:
     """A one-line error naming ``what`` if ``text`` has more than ``limit`` words."""
-    from es_scm.elastic.query import QueryTooLongError, check_query_length
+    from es_scm.elastic.query import QueryTooLongError, query_text
 
     try:
-        check_query_length(text, limit)
+        query_text(text, limit)
     except QueryTooLongError as error:
         raise CLIError(
             f"{what} has {error.words} words, more than --max-query-words {limit}; shorten it, "

@@ -56,12 +56,10 @@ __all__ = [
     "QueryTooLongError",
     "QueryType",
     "bm25_query",
-    "check_query_length",
     "clause_budget",
     "clause_count",
     "expand_query",
     "query_text",
-    "query_words",
 ]
 
 QueryType = Literal["bool", "sparse_vector"]
@@ -234,13 +232,9 @@ class QueryTooLongError(ValueError):
         self.limit = limit
 
 
-def query_words(text: str) -> int:
-    """The words of ``text`` as a query's length is counted: runs of letters and digits."""
-    return sum(1 for _ in _WORD.finditer(text))
-
-
 def query_text(text: str, max_words: int) -> tuple[str, int]:
-    """A query's text as every search method reads it, and its number of words.
+    """A query's text as every search method reads it, and its number of words: runs of letters
+    and digits, stop words included (an Elasticsearch analyzer keeps them).
 
     A lone surrogate (``"\\udcff"``: a byte that is not UTF-8, decoded with ``surrogateescape``
     as Python decodes command-line arguments) becomes U+FFFD, the replacement character, so the
@@ -252,15 +246,10 @@ def query_text(text: str, max_words: int) -> tuple[str, int]:
         When the text has more than ``max_words`` words.
     """
     text = _SURROGATE.sub("\ufffd", text)
-    return text, check_query_length(text, max_words)
-
-
-def check_query_length(text: str, limit: int) -> int:
-    """The number of words of ``text``; :class:`QueryTooLongError` if more than ``limit``."""
-    words = query_words(text)
-    if words > limit:
-        raise QueryTooLongError(words, limit)
-    return words
+    words = sum(1 for _ in _WORD.finditer(text))
+    if words > max_words:
+        raise QueryTooLongError(words, max_words)
+    return text, words
 
 
 def bm25_query(

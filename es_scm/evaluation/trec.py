@@ -5,7 +5,7 @@ Methods (:func:`run_collection`), each retrieving the top ``depth`` documents pe
 ``bm25``      Elasticsearch's BM25: a ``match`` query on the indexed ``text`` field.
 ``scm``       :meth:`es_scm.elastic.Searcher.search` (exact search): native retrieval through the
               expanded query x' = SᵀWx, then the exact SCM, provably equal to the brute-force top
-              ``depth`` (see :mod:`es_scm.elastic.searcher`).
+              ``depth`` (see :mod:`es_scm.elastic.windows`).
 ``bm25+scm``  hybrid search (:meth:`es_scm.elastic.Searcher.hybrid`):
               BM25's and the SCM's top ``depth`` fused by min-max linear interpolation (the
               default) or reciprocal rank fusion (see :mod:`es_scm.elastic.hybrid`).

@@ -33,7 +33,7 @@ import logging
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, overload
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 from elasticsearch import ApiError, AsyncElasticsearch
 
@@ -42,7 +42,7 @@ from es_scm.elastic._async.client import cluster_max_clauses
 from es_scm.elastic.concurrency import async_map_concurrently
 from es_scm.elastic.connection import error_reason
 from es_scm.elastic.explain import explanation_of
-from es_scm.elastic.filters import FILTER_POLICIES, Filter
+from es_scm.elastic.filters import FILTER_POLICIES, Filter, FilterPolicy
 from es_scm.elastic.hybrid import BM25Leg, Leg, LegList, candidates_of, fuse, scm_list
 from es_scm.elastic.names import check_target_name
 from es_scm.elastic.query import (
@@ -150,7 +150,7 @@ class AsyncSearcher:
         max_window: int = 10_000,
         query_type: QueryType = "sparse_vector",
         max_query_words: int = MAX_QUERY_WORDS,
-        filter_policy: str = "any",
+        filter_policy: FilterPolicy = "any",
     ) -> None:
         self.client = client
         self.model = model
@@ -159,7 +159,9 @@ class AsyncSearcher:
             query_type, "query_type", Options(("sparse_vector", "bool"))
         )
         self.max_query_words: int = check(max_query_words, "max_query_words", POSITIVE_INT)
-        self.filter_policy: str = check(filter_policy, "filter_policy", Options(FILTER_POLICIES))
+        self.filter_policy: FilterPolicy = check(
+            filter_policy, "filter_policy", Options(FILTER_POLICIES)
+        )
         limit = check(max_clauses, "max_clauses", OrNone(POSITIVE_INT))
         self.target = TargetCheck(check_target_name(name), model, limit)
 
@@ -327,7 +329,7 @@ class AsyncSearcher:
         *,
         method: Method = "search",
         threads: int = 4,
-        unproven: str = "raise",
+        unproven: Literal["raise", "keep"] = "raise",
         **options: Any,
     ) -> dict[str, SearchResult]: ...
 
@@ -339,7 +341,7 @@ class AsyncSearcher:
         *,
         method: Method = "search",
         threads: int = 4,
-        unproven: str = "raise",
+        unproven: Literal["raise", "keep"] = "raise",
         **options: Any,
     ) -> list[SearchResult]: ...
 
@@ -350,7 +352,7 @@ class AsyncSearcher:
         *,
         method: Method = "search",
         threads: int = 4,
-        unproven: str = "raise",
+        unproven: Literal["raise", "keep"] = "raise",
         **options: Any,
     ) -> dict[str, SearchResult] | list[SearchResult]:
         """Many queries of one method: what as many calls of ``method`` return, in less time.
