@@ -247,3 +247,25 @@ def test_the_alias_option_of_the_index_command(
     assert code == EXIT_ERROR
     assert f"the alias '{index_name}' was not moved" in err
     assert len(es_client.indices.get(index=f"{index_name}-*")) == 2  # first and second only
+
+
+def test_the_alias_searcher_has_every_search_method_of_a_searcher(es_client, index_name, models):
+    """search, native, hybrid, bm25 and rescore on the alias answer as a searcher of the index
+    it points at, with that index's model."""
+    old, new = models
+    reindex_into_alias(es_client, index_name, old, corpus(60))
+    swap = reindex_into_alias(es_client, index_name, new, corpus(60), grace=0)
+    through_alias = AliasSearcher(es_client, index_name, [old, new])
+    direct = Searcher(es_client, swap.index, new)
+    calls = {
+        "search": lambda s: s.search(QUERY, 5),
+        "native": lambda s: s.native(QUERY, 5),
+        "hybrid": lambda s: s.hybrid(QUERY, 5),
+        "bm25": lambda s: s.bm25("car", 5, filter={"term": {"metadata.group": "0"}}),
+        "rescore": lambda s: s.rescore(QUERY, ids=["d0", "d25", "d1"]),
+    }
+    for name, call in calls.items():
+        got, expected = call(through_alias), call(direct)
+        assert got.ids() == expected.ids(), name
+        assert [hit.score for hit in got] == [hit.score for hit in expected], name
+        assert got.ids(), name
