@@ -18,15 +18,18 @@ $(STAMP): pyproject.toml
 venv: $(STAMP)  ## create .venv and install es-scm with its test extras
 
 test: $(STAMP)  ## install everything, start Elasticsearch, run the whole suite, stop it
+	$(PY) scripts/generate_sync.py --check
 	$(PY) -m es_scm.tools.es_local install
 	scripts/run-tests
 
 unit: $(STAMP)  ## the unit tests only: no Elasticsearch, no Java, seconds
 	$(PY) -m pytest tests/unit
 
-lint: $(STAMP)  ## ruff check and format check
+lint: $(STAMP)  ## generated sync code current, ruff check and format check, mypy
+	$(PY) scripts/generate_sync.py --check
 	$(VENV)/bin/ruff check es_scm tests scripts
 	$(VENV)/bin/ruff format --check es_scm tests scripts
+	$(VENV)/bin/mypy
 
 demo: $(STAMP)  ## run the demo on embedded defaults
 	$(VENV)/bin/es-scm demo

@@ -184,7 +184,7 @@ def run_demo(
     started = time.perf_counter()
     try:
         for query in DEMO_QUERIES:
-            result.comparisons.append(_compare(client, scm_index, query, texts, k))
+            result.comparisons.append(_compare(scm_index, query, texts, k))
     finally:
         if not keep_index:
             scm_index.delete()
@@ -288,24 +288,12 @@ def _fresh_index(
 
 
 def _compare(
-    client: Elasticsearch, scm_index: SCMIndex, query: DemoQuery, texts: dict[str, str], k: int
+    scm_index: SCMIndex, query: DemoQuery, texts: dict[str, str], k: int
 ) -> QueryComparison:
-    """The BM25 (``match`` on the text) and exact SCM top k of one query."""
-    from es_scm.elastic.query import bm25_query
-
-    response = client.search(
-        index=scm_index.name,
-        query=bm25_query(query.text),
-        size=k,
-        allow_partial_search_results=False,
-    )
-    bm25 = [
-        (hit["_id"], float(hit["_score"]), texts[hit["_id"]]) for hit in response["hits"]["hits"]
-    ]
-    scm = [
-        (hit.id, hit.score, texts[hit.id])
-        for hit in scm_index.search(query.text, k=k, mode="exact")
-    ]
+    """The BM25 (``match`` on the text) and exact SCM top k of one query, on the same index."""
+    searcher = scm_index.searcher
+    bm25 = [(hit.id, hit.score, texts[hit.id]) for hit in searcher.bm25(query.text, k)]
+    scm = [(hit.id, hit.score, texts[hit.id]) for hit in searcher.search(query.text, k)]
     return QueryComparison(query, bm25, scm)
 
 

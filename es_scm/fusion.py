@@ -2,8 +2,13 @@ r"""Fusion of BM25 and the SCM: what hybrid search computes, and what tuning com
 
 One registry (:data:`FUSIONS`), one class per fusion, each declaring its parameters once; hybrid
 search (:mod:`es_scm.elastic.hybrid`), the evaluations and ``es-scm tune`` all fuse through it.
-Every fusion works on the candidates — the union of BM25's and the SCM's top lists — with the
-scores ``bm25[c]`` and ``scm[c]`` of each candidate (0 where a side does not match it).
+Every fusion works on the candidates — the union of the legs' top lists — with the scores of
+each candidate by leg, ``bm25[c]`` and ``scm[c]`` (0 where a leg does not match it).
+
+The legs are named: :meth:`Fusion.fuse_legs` takes ``{leg name: scores}`` (hybrid search's
+legs, :mod:`es_scm.elastic.hybrid`), and :meth:`Fusion.fuse` is its two-leg form
+``fuse(bm25, scm, candidates)``. Reciprocal rank fusion takes any number of legs; a score fusion
+weighs its legs (:meth:`ScoreFusion.weights`: α on ``bm25`` and 1 − α on ``scm``).
 
 ``max`` (the default)
     :math:`\alpha \cdot b/\max b + (1-\alpha) \cdot s/\max s`, each side divided by its largest
@@ -67,6 +72,11 @@ class Fusion:
 
     def fuse(self, bm25: Scores, scm: Scores, candidates: Sequence[str]) -> dict[str, float]:
         """The fused score of every candidate (``bm25``/``scm``: ranked best first)."""
+        return self.fuse_legs({"bm25": bm25, "scm": scm}, candidates)
+
+    def fuse_legs(self, legs: Mapping[str, Scores], candidates: Sequence[str]) -> dict[str, float]:
+        """The fused score of every candidate from the scores of each named leg (each ranked
+        best first)."""
         raise NotImplementedError
 
     def describe(self) -> dict[str, Any]:
@@ -95,31 +105,59 @@ class ScoreFusion(Fusion):
         """(shift, scale) of the normalization N(v) = (v − shift) / scale over ``values``."""
         raise NotImplementedError
 
-    def _normalizers(self, bm25: Scores, scm: Scores, candidates: Sequence[str]) -> Any:
+    def weights(self, names: Sequence[str]) -> list[float]:
+        """The weight of each leg, in the order of ``names``: α on ``bm25``, 1 − α on ``scm``.
+
+        Raises
+        ------
+        ValueError
+            For other legs than ``bm25`` and ``scm``.
+        """
+        if tuple(names) != ("bm25", "scm"):
+            raise ValueError(
+                f"the {self.name} fusion weighs two legs, bm25 and scm (alpha on bm25), not "
+                f"{', '.join(names)}"
+            )
+        return [self.alpha, 1.0 - self.alpha]
+
+    def _normalizers(self, legs: Mapping[str, Scores], candidates: Sequence[str]) -> Any:
         sides = []
-        for scores in (bm25, scm):
+        for scores in legs.values():
             values = np.array([float(scores.get(c, 0.0)) for c in candidates], dtype=np.float64)
             shift, scale = self.scaling(values) if len(values) else (0.0, 1.0)
             sides.append((values, shift, scale))
         return sides
 
-    def fuse(self, bm25: Scores, scm: Scores, candidates: Sequence[str]) -> dict[str, float]:
-        (b, b_shift, b_scale), (s, s_shift, s_scale) = self._normalizers(bm25, scm, candidates)
-        fused = self.alpha * _apply(b, b_shift, b_scale) + (1.0 - self.alpha) * _apply(
-            s, s_shift, s_scale
-        )
+    def _weighted(self, legs: Mapping[str, Scores], values: list[Any], sides: Any) -> Any:
+        total = None
+        for weight, value, (_, shift, scale) in zip(
+            self.weights(list(legs)), values, sides, strict=True
+        ):
+            term = weight * _apply(value, shift, scale)
+            total = term if total is None else total + term
+        return total
+
+    def fuse_legs(self, legs: Mapping[str, Scores], candidates: Sequence[str]) -> dict[str, float]:
+        sides = self._normalizers(legs, candidates)
+        fused = self._weighted(legs, [values for values, _, _ in sides], sides)
         return dict(zip(candidates, fused.tolist(), strict=True))
 
     def bound(
         self, bm25: Scores, scm: Scores, candidates: Sequence[str], outside: tuple[float, float]
     ) -> float:
         """The largest fused score of a document whose scores are at most ``outside``."""
-        (_, b_shift, b_scale), (_, s_shift, s_scale) = self._normalizers(bm25, scm, candidates)
-        b_out, s_out = (np.array([v], dtype=np.float64) for v in outside)
-        value = self.alpha * _apply(b_out, b_shift, b_scale) + (1.0 - self.alpha) * _apply(
-            s_out, s_shift, s_scale
+        return self.bound_legs(
+            {"bm25": bm25, "scm": scm}, candidates, dict(zip(("bm25", "scm"), outside, strict=True))
         )
-        return float(value[0])
+
+    def bound_legs(
+        self, legs: Mapping[str, Scores], candidates: Sequence[str], outside: Mapping[str, float]
+    ) -> float:
+        """The largest fused score of a document whose score by each leg is at most
+        ``outside[leg]`` (the fusion is increasing in every leg's score)."""
+        sides = self._normalizers(legs, candidates)
+        values = [np.array([outside[name]], dtype=np.float64) for name in legs]
+        return float(self._weighted(legs, values, sides)[0])
 
 
 def _apply(values: np.ndarray, shift: float, scale: float) -> np.ndarray:
@@ -180,8 +218,8 @@ class ReciprocalRankFusion(Fusion):
     def __post_init__(self) -> None:
         check(self.rrf_k, "rrf_k", NON_NEGATIVE_INT)
 
-    def fuse(self, bm25: Scores, scm: Scores, candidates: Sequence[str]) -> dict[str, float]:
-        fused = reciprocal_rank_fusion([list(bm25), list(scm)], self.rrf_k)
+    def fuse_legs(self, legs: Mapping[str, Scores], candidates: Sequence[str]) -> dict[str, float]:
+        fused = reciprocal_rank_fusion([list(scores) for scores in legs.values()], self.rrf_k)
         return {c: fused.get(c, 0.0) for c in candidates}
 
 

@@ -1,8 +1,8 @@
 """Soft cosine search behind an aiohttp web handler, on es-scm's asyncio API.
 
-One ``AsyncElasticsearch`` client and one :class:`~es_scm.elastic.aio.AsyncSCMIndex` serve every
-request; a search awaits Elasticsearch instead of holding a thread, so one process answers many
-requests at once.
+One ``AsyncElasticsearch`` client and one :class:`~es_scm.elastic.aio.AsyncSCMIndex` (whose
+``searcher`` searches) serve every request; a search awaits Elasticsearch instead of holding a
+thread, so one process answers many requests at once.
 
 Run it (needs ``pip install 'es-scm[async,glove]'`` and an Elasticsearch at ``$ES_URL``)::
 
@@ -33,18 +33,20 @@ from es_scm.elastic import NotProvenError
 from es_scm.elastic.aio import AsyncSCMIndex, async_client_from_env
 
 INDEX_KEY = web.AppKey("index", AsyncSCMIndex)
-MODES = ("exact", "native", "hybrid")
+#: ``mode=`` → the searcher's method.
+MODES = {"exact": "search", "native": "native", "hybrid": "hybrid", "bm25": "bm25"}
 
 
 async def search(request: web.Request) -> web.Response:
-    """``GET /search?q=TEXT[&k=10][&mode=exact|native|hybrid]``: the top k hits as JSON."""
+    """``GET /search?q=TEXT[&k=10][&mode=exact|native|hybrid|bm25]``: the top k hits as JSON."""
     query = request.query.get("q", "").strip()
     mode = request.query.get("mode", "exact")
     if not query or mode not in MODES:
-        raise web.HTTPBadRequest(text=f"give q=TEXT and mode in {MODES}")
+        raise web.HTTPBadRequest(text=f"give q=TEXT and mode in {tuple(MODES)}")
     try:
         k = int(request.query.get("k", "10"))
-        result = await request.app[INDEX_KEY].search(query, k, mode=mode)
+        method = getattr(request.app[INDEX_KEY].searcher, MODES[mode])
+        result = await method(query, k)
     except NotProvenError as error:  # a deep page in exact mode
         raise web.HTTPUnprocessableEntity(text=str(error)) from None
     except ValueError as error:  # a bad k

@@ -83,7 +83,7 @@ def worker(job: dict, output: multiprocessing.Queue) -> None:
             query = queries[number % len(queries)]
             started = time.perf_counter()
             try:
-                result = index.search(query, K, mode="exact")
+                result = index.searcher.search(query, K)
             except Exception as error:
                 with lock:
                     errors[type(error).__name__] += 1
@@ -149,7 +149,9 @@ def main() -> None:
     index.delete()
     report = index.index_documents(docs)
     print(f"{args.dataset}: {report.summary()}", flush=True)
-    reference = {q: [list(pair) for pair in signature(index.search(q, K))] for q in queries}
+    reference = {
+        q: [list(pair) for pair in signature(index.searcher.search(q, K))] for q in queries
+    }
     with tempfile.TemporaryDirectory() as scratch:
         model_dir = model.save(Path(scratch) / "model")
         stop_at = time.time() + 15 + args.duration  # the processes load the model first

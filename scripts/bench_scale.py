@@ -223,9 +223,9 @@ def search_latency(
         "bm25": lambda q: client.search(
             index=INDEX, query=bm25_query(q), size=K, source=True, track_total_hits=False
         ),
-        "native": lambda q: index.search(q, K, mode="native"),
-        "exact": lambda q: index.search(q, K, mode="exact"),
-        "hybrid": lambda q: index.search(q, K, mode="hybrid"),
+        "native": lambda q: index.searcher.native(q, K),
+        "exact": lambda q: index.searcher.search(q, K),
+        "hybrid": lambda q: index.searcher.hybrid(q, K),
         "brute_force": lambda q: brute.search(q, K),
         "full_scan": lambda q: brute.search(q, K, every_document=True),
     }

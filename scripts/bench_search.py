@@ -202,9 +202,9 @@ def main() -> None:
     elasticsearch_methods = {
         # the whole _source, as es-scm fetches it: filtering would cost BM25 more, not less
         "bm25": lambda q: client.search(index=index.name, query=bm25_query(q), size=K, source=True),
-        "native": lambda q: index.search(q, K, mode="native"),
-        "exact": lambda q: index.search(q, K, mode="exact"),
-        "exact_bool": lambda q: bool_index.search(q, K, mode="exact"),
+        "native": lambda q: index.searcher.native(q, K),
+        "exact": lambda q: index.searcher.search(q, K),
+        "exact_bool": lambda q: bool_index.searcher.search(q, K),
     }
     segments = {"as_ingested": len(client.cat.segments(index=index.name, format="json"))}
     samples, agreement = run_queries(

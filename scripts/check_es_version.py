@@ -49,9 +49,9 @@ def check(url: str) -> dict:
     brute = BruteForceSearch(model, ids, texts)
     equal = hybrid = 0
     for query in cranfield.queries.values():
-        result = index.search(query, K)
+        result = index.searcher.search(query, K)
         equal += result.ids() == [doc_id for doc_id, _ in brute.search(query, K)]
-        hybrid += len(index.search(query, K, mode="hybrid").hits) > 0
+        hybrid += len(index.searcher.hybrid(query, K).hits) > 0
     query_type = index.searcher.query_type  # after the searches: the form they settled on
     index.delete()
     return {

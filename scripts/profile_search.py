@@ -2,7 +2,7 @@
 """The es-scm code a warm search runs through, and the requests it sends.
 
 Indexes four short documents (S = I), searches once to warm the searcher, then profiles a second
-``SCMIndex.search`` (``mode="exact"``) with ``cProfile`` and counts the es_scm functions it ran
+exact search (``index.searcher.search``) with ``cProfile`` and counts the es_scm functions it ran
 (named functions apart from comprehensions and lambdas), their calls and their files, and the
 HTTP requests the client sent for it. The numbers are counts, not times: they do not depend on the
 machine's load. Run it on two commits to compare them.
@@ -54,7 +54,7 @@ def profiled_search(index: SCMIndex) -> tuple[pstats.Stats, int]:
     profile = cProfile.Profile()
     try:
         profile.enable()
-        index.search(QUERY)
+        index.searcher.search(QUERY)
         profile.disable()
     finally:
         transport.perform_request = perform
@@ -86,7 +86,7 @@ def main() -> None:
     index = SCMIndex(client, INDEX, SoftCosineModel.build(TEXTS))
     index.index_documents([{"id": str(i), "text": text} for i, text in enumerate(TEXTS)])
     try:
-        index.search(QUERY)  # warm: the index checked, the clause limit read
+        index.searcher.search(QUERY)  # warm: the index checked, the clause limit read
         stats, requests = profiled_search(index)
     finally:
         index.delete()

@@ -8,7 +8,7 @@ on the training data (SemEval train-part2 and the other folds' queries of the th
 is evaluated on the fold's held-out queries. The default is then the configuration that is best
 on all the training data. SemEval dev and the test sets are not read.
 
-Every configuration runs through es-scm's own hybrid search (``Searcher.search(mode="hybrid")``),
+Every configuration runs through es-scm's own hybrid search (``Searcher.hybrid``),
 the code path that users get; the models use the current defaults (``es_scm.defaults``).
 
 Usage::

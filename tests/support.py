@@ -154,3 +154,14 @@ def aero_corpus(n: int, ids: list[str] | None = None) -> list[dict]:
         }
         for i in range(n)
     ]
+
+
+RECORDED = REPO_ROOT / "tests" / "unit" / "recorded"
+
+
+def recorded(name: str) -> dict[str, Any]:
+    """The answers that ``scripts/record_es_answers.py`` recorded from a real node into
+    ``tests/unit/recorded/<name>.json``: answer name → ``{"request", "status", "body"}``."""
+    import json
+
+    return json.loads((RECORDED / f"{name}.json").read_text(encoding="utf-8"))["answers"]

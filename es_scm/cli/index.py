@@ -1,9 +1,22 @@
 """``es-scm index``: vectorize a corpus with a model and bulk it into an index.
 
-With ``--index NAME`` the corpus goes into that index (created if missing: a failed run that
-created it and indexed nothing removes it again). With ``--alias NAME`` it goes into a new index
-``NAME-<timestamp>``, and the alias moves onto it in one atomic request when every document is
-in (:func:`es_scm.elastic.aliases.reindex_into_alias`): a model swap without downtime.
+With ``--index NAME`` the corpus goes into that index (created if missing). With ``--alias NAME``
+it goes into a new index ``NAME-<timestamp>``, and the alias moves onto it in one atomic request
+when every document is in (:func:`es_scm.elastic.reindex_into_alias`): a model swap without
+downtime.
+
+Every exit path prints the summary and a word on the index. An index that a run created is never
+deleted by es-scm on its own, even when the run indexed nothing into it: another run may be
+writing to it (issue 28, item 1: deleting after counting nothing deleted another run's
+documents), and es-scm's writes can no longer recreate it (:mod:`es_scm.elastic.indices`). The
+summary says so; ``--recreate`` replaces it. (The new index of a failed ``--alias`` run is
+deleted: its name is the run's own, no other run writes to it.)
+
+SIGINT and SIGTERM end the command the same way (:mod:`es_scm.cli.signals`): the run reads no
+more documents, waits for its requests in flight, counts what they wrote, prints the summary
+with what the index holds, and exits with 130 (SIGINT) or 143 (SIGTERM); nothing is written
+after it returns. A second signal stops the waiting: the summary then says how many documents
+may still be written.
 """
 
 from __future__ import annotations
@@ -14,7 +27,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from es_scm.cli.connection import client_from_args
-from es_scm.cli.errors import EXIT_OK, EXIT_PARTIAL, EXIT_USAGE, CLIError, one_line
+from es_scm.cli.errors import EXIT_OK, EXIT_PARTIAL, EXIT_USAGE, CLIError
 from es_scm.cli.options import (
     Command,
     add_corpus_options,
@@ -24,14 +37,15 @@ from es_scm.cli.options import (
     progress_bar,
     read_documents,
 )
+from es_scm.cli.signals import Interrupted
 from es_scm.corpus import ON_ERROR
 from es_scm.defaults import EXPANSIONS, TEXT_ANALYZER
+from es_scm.elastic.requests import MAX_REQUEST_BYTES
 from es_scm.validation import Interval, Text, argparse_type
 
 if TYPE_CHECKING:  # pragma: no cover
     from elasticsearch import Elasticsearch
 
-    from es_scm.elastic import SCMIndex
     from es_scm.elastic.ingest import IngestError, IngestReport
     from es_scm.model import SoftCosineModel
 
@@ -155,17 +169,33 @@ def _add_ingest_options(parser: argparse.ArgumentParser) -> None:
         "has shards without a primary (red), counted from the batch's first failure, before "
         "stopping (default 60); each try says why it waits",
     )
+    parser.add_argument(
+        "--max-request-mb",
+        type=argparse_type(Interval(float, 0.0, None, closed="right"), float),
+        default=MAX_REQUEST_BYTES / 2**20,
+        metavar="MB",
+        help="the largest bulk request, in MiB (default 50, half of Elasticsearch's default "
+        "http.max_content_length): a document larger than that as JSON fails alone, naming its "
+        "size and the limit, without a request",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     from es_scm.corpus import count_documents
 
     _check_combinations(args)
-    model = load_model(args.model)
-    metadata_mapping = read_metadata_mapping(args.metadata_mapping)
-    documents = read_documents(args, on_error=args.on_error)
-    total = count_documents(args.corpus, args.format)
-    client = client_from_args(args)
+    try:
+        model = load_model(args.model)
+        metadata_mapping = read_metadata_mapping(args.metadata_mapping)
+        documents = read_documents(args, on_error=args.on_error)
+        total = count_documents(args.corpus, args.format)
+        client = client_from_args(args)
+    except KeyboardInterrupt:
+        print(
+            f"{args.index or args.alias}: interrupted before the index was touched: nothing "
+            "was written"
+        )
+        raise
     if args.alias:
         return _run_alias(args, client, model, documents, metadata_mapping, total)
     return _run_index(args, client, model, documents, metadata_mapping, total)
@@ -178,12 +208,14 @@ def _check_combinations(args: argparse.Namespace) -> None:
         raise CLIError("--keep-old and --max-failures go with --alias", EXIT_USAGE)
 
 
-def _ingest_options(args: argparse.Namespace, progress: Any) -> dict[str, Any]:
+def _ingest_options(args: argparse.Namespace, progress: Any, stop: Any) -> dict[str, Any]:
     return {
         "batch_size": args.batch_size,
         "concurrency": args.concurrency,
         "retry_budget": args.retry_budget,
+        "max_request_bytes": int(args.max_request_mb * 2**20),
         "progress": progress,
+        "stop": stop,
     }
 
 
@@ -195,21 +227,26 @@ def _run_index(
     metadata_mapping: Any,
     total: int | None,
 ) -> int:
-    from es_scm.elastic import SCMIndex
-    from es_scm.elastic.aliases import FLATTENED
-    from es_scm.elastic.ingest import IngestError, IngestInterrupted
+    from es_scm.elastic import FLATTENED, IngestError, IngestInterrupted, SCMIndex, Stop
 
     index = SCMIndex(client, args.index, model)
-    if args.recreate and index.delete():
-        print(f"deleted the index {args.index!r}", file=sys.stderr)
-    created = index.create(
-        shards=args.shards,
-        replicas=args.replicas,
-        exist_ok=True,
-        text_analyzer=args.text_analyzer,
-        metadata_mapping=None if metadata_mapping == FLATTENED else metadata_mapping,
-        expansion=args.expansion or "query",
-    )
+    created = False
+    try:
+        with args.signals.deferred():  # a signal waits until the index is made (or not)
+            if args.recreate and index.delete():
+                print(f"deleted the index {args.index!r}", file=sys.stderr)
+            created = index.create(
+                shards=args.shards,
+                replicas=args.replicas,
+                exist_ok=True,
+                text_analyzer=args.text_analyzer,
+                metadata_mapping=None if metadata_mapping == FLATTENED else metadata_mapping,
+                expansion=args.expansion or "query",
+            )
+    except Interrupted:
+        print(f"{args.index}: interrupted before any document was sent: nothing was written")
+        print(_word_on_index(args.index, created, None), file=sys.stderr)
+        raise
     if not created and (args.text_analyzer or args.metadata_mapping or args.expansion):
         print(
             f"warning: the index {args.index!r} exists: --text-analyzer, --metadata-mapping and "
@@ -218,19 +255,23 @@ def _run_index(
             file=sys.stderr,
         )
     progress = progress_bar(total, args.no_progress)
+    stop = Stop()
     try:
-        report = index.index_documents(documents, create=False, **_ingest_options(args, progress))
+        with args.signals.stopping(stop):  # the first signal ends the run, counting it
+            report = index.index_documents(
+                documents, create=False, **_ingest_options(args, progress, stop)
+            )
     except (IngestError, IngestInterrupted) as stopped:
         _close(progress)
         _print_report(args.index, "created" if created else "existing", stopped.report)
-        _after_failed_run(index, created, stopped.report)
+        print(_word_on_index(args.index, created, stopped.report), file=sys.stderr)
         if isinstance(stopped, IngestInterrupted):
             raise
         raise CLIError(_stopped_message(stopped, stopped.report)) from stopped
     _close(progress)
     _print_report(args.index, "created" if created else "existing", report)
     if not report.ok:
-        _after_failed_run(index, created, report)
+        print(_word_on_index(args.index, created, report), file=sys.stderr)
     if args.optimize and index.exists():
         started = time.perf_counter()
         index.optimize()
@@ -238,35 +279,23 @@ def _run_index(
     return EXIT_OK if report.ok else EXIT_PARTIAL
 
 
-def _after_failed_run(index: SCMIndex, created: bool, report: IngestReport) -> None:
-    """Remove the index this run created if it holds nothing; else say why it stays."""
-    name = index.name
+def _word_on_index(name: str, created: bool, report: IngestReport | None) -> str:
+    """What became of the index after a run that did not index everything: it is kept, always
+    (es-scm deletes no index on its own: another run may be writing to it)."""
     if not created:
-        print(f"kept the index {name!r}: it existed before this run", file=sys.stderr)
-        return
-    if report.indexed:
-        print(
+        return f"kept the index {name!r}: it existed before this run"
+    if report is not None and report.indexed:
+        return (
             f"kept the index {name!r} that this run created: it holds the {report.indexed} "
-            "documents this run indexed (rerun to complete it: ids make reruns overwrite)",
-            file=sys.stderr,
+            "documents this run indexed (rerun to complete it: ids make reruns overwrite)"
         )
-        return
-    try:
-        holds = index.count()
-    except Exception as error:  # the cluster may be what failed
-        print(
-            f"kept the index {name!r} that this run created and indexed nothing into: it could "
-            f"not be counted ({shorten(one_line(error), 120)})",
-            file=sys.stderr,
-        )
-        return
-    if holds:
-        print(f"kept the index {name!r}: it holds {holds} documents", file=sys.stderr)
-        return
-    index.delete()
-    print(
-        f"removed the index {name!r} that this run created: nothing was indexed into it",
-        file=sys.stderr,
+    holds = ""
+    if report is not None and report.index_count:
+        holds = f" (it holds {report.index_count} documents of another writer)"
+    return (
+        f"kept the index {name!r} that this run created, though this run indexed nothing into "
+        f"it{holds}: es-scm never deletes an index on its own, since another run may be writing "
+        "to it (rerun to fill it; --recreate replaces it)"
     )
 
 
@@ -278,28 +307,36 @@ def _run_alias(
     metadata_mapping: Any,
     total: int | None,
 ) -> int:
-    from es_scm.elastic.aliases import AliasSwapError, new_index_name, reindex_into_alias
-    from es_scm.elastic.ingest import IngestError, IngestInterrupted
+    from es_scm.elastic import (
+        AliasSwapError,
+        IngestError,
+        IngestInterrupted,
+        Stop,
+        reindex_into_alias,
+    )
+    from es_scm.elastic.aliases import new_index_name
 
     name = new_index_name(args.alias)
     progress = progress_bar(total, args.no_progress)
+    stop = Stop()
     try:
-        swap = reindex_into_alias(
-            client,
-            args.alias,
-            model,
-            documents,
-            keep_old=args.keep_old,
-            text_analyzer=args.text_analyzer,
-            metadata_mapping=metadata_mapping,
-            expansion=args.expansion,
-            shards=args.shards,
-            replicas=args.replicas,
-            max_failures=args.max_failures,
-            optimize=args.optimize,
-            new_index=name,
-            **_ingest_options(args, progress),
-        )
+        with args.signals.stopping(stop):  # the first signal ends the run, counting it
+            swap = reindex_into_alias(
+                client,
+                args.alias,
+                model,
+                documents,
+                keep_old=args.keep_old,
+                text_analyzer=args.text_analyzer,
+                metadata_mapping=metadata_mapping,
+                expansion=args.expansion,
+                shards=args.shards,
+                replicas=args.replicas,
+                max_failures=args.max_failures,
+                optimize=args.optimize,
+                new_index=name,
+                **_ingest_options(args, progress, stop),
+            )
     except (IngestError, IngestInterrupted, AliasSwapError) as stopped:
         _close(progress)
         _print_report(name, f"new index for the alias {args.alias}", stopped.report)

@@ -17,7 +17,10 @@ Exit codes: 0 success; 1 error (bad input, missing file, unreachable Elasticsear
 mismatch, index not found, empty query, ...), printed as one line ``es-scm: error: ...``
 (``--verbose`` adds the traceback); 2 usage error (bad options); 3 some documents failed to index
 (``es-scm index``) or to be deleted (``es-scm delete``), or no local Elasticsearch runs
-(``es-scm es status``); 130 interrupted.
+(``es-scm es status``); 130 interrupted by SIGINT (Ctrl-C), 143 by SIGTERM: both end a command
+the same way (:mod:`es_scm.cli.signals`). The command modules are imported once the signal
+handlers are in place, so that a signal that comes even while Python loads them ends the command
+with a line, not a traceback.
 """
 
 from __future__ import annotations
@@ -29,41 +32,43 @@ import logging
 import sys
 import traceback
 from collections.abc import Iterator
+from types import ModuleType
 from typing import Any
 
 from es_scm._version import __version__
-from es_scm.cli import (
-    delete,
-    demo,
-    es,
-    evaluate,
-    index,
-    model,
-    search,
-    similarity,
-    tune,
-    vectors,
-)
-from es_scm.cli.connection import es_url, secrets
-from es_scm.cli.errors import EXIT_ERROR, EXIT_INTERRUPTED, EXIT_USAGE, describe
-from es_scm.cli.options import Parents, register
-from es_scm.cli.progress import bar_display
-from es_scm.cli.redaction import redacted_stderr
-from es_scm.elastic.credentials import redact_url
-from es_scm.progress import displayed_with
+from es_scm.cli.errors import EXIT_ERROR, EXIT_USAGE, describe
+from es_scm.cli.signals import Interrupted, Signals, handled_signals
 
 __all__ = ["build_parser", "main"]
 
-COMMANDS = (es, model, index, delete, search, similarity, demo, evaluate, tune, vectors)
+
+def command_modules() -> tuple[ModuleType, ...]:
+    """The module of every command, in the order of ``es-scm --help``."""
+    from es_scm.cli import (
+        delete,
+        demo,
+        es,
+        evaluate,
+        index,
+        model,
+        search,
+        similarity,
+        tune,
+        vectors,
+    )
+
+    return (es, model, index, delete, search, similarity, demo, evaluate, tune, vectors)
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The ``es-scm`` argument parser with every command."""
+    from es_scm.cli.options import Parents, register
+
     parser = argparse.ArgumentParser(
         prog="es-scm",
         description="Soft Cosine Measure (SCM) search on Elasticsearch.\n\n"
         "exit codes: 0 ok, 1 error, 2 usage, 3 some documents failed to index or delete "
-        "(or `es status`: not running), 130 interrupted",
+        "(or `es status`: not running), 130 interrupted (SIGINT), 143 terminated (SIGTERM)",
         epilog="example:\n  es-scm demo\n"
         "  es-scm model build --corpus news.jsonl --out news-model\n"
         "  es-scm index --model news-model --index news --corpus news.jsonl\n"
@@ -77,7 +82,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     parents = Parents()
-    for module in COMMANDS:
+    for module in command_modules():
         register(commands, module.COMMAND, parents)
     return parser
 
@@ -89,7 +94,7 @@ class _StderrHandler(logging.StreamHandler):
         super().__init__()
         self.setFormatter(logging.Formatter("es-scm: %(message)s"))
 
-    @property  # type: ignore[override]
+    @property
     def stream(self) -> Any:
         return sys.stderr
 
@@ -110,6 +115,9 @@ def _logging_to_stderr(verbose: bool) -> Iterator[None]:
     logger.propagate = False
     logger.setLevel(logging.INFO if verbose else logging.WARNING)
     # progress: bars on a terminal (with the cli extra), else a line every few seconds
+    from es_scm.cli.progress import bar_display
+    from es_scm.progress import displayed_with
+
     bars = sys.stderr.isatty() and importlib.util.find_spec("tqdm") is not None
     try:
         with displayed_with(bar_display if bars else None):
@@ -122,25 +130,47 @@ def _logging_to_stderr(verbose: bool) -> Iterator[None]:
 
 def main(argv: list[str] | None = None) -> int:
     """Run ``es-scm`` with ``argv`` (default: ``sys.argv[1:]``); return the exit code."""
+    with handled_signals() as signals:
+        try:
+            return _parsed_and_run(argv, signals)
+        except KeyboardInterrupt as interrupted:  # while Python loaded the commands
+            return _interrupted(interrupted, signals, " before the command began: nothing was done")
+
+
+def _parsed_and_run(argv: list[str] | None, signals: Signals) -> int:
+    from es_scm.cli.connection import secrets
+    from es_scm.cli.redaction import redacted_stderr
+
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
     except SystemExit as exit_:  # --help, --version, usage errors
         return exit_.code if isinstance(exit_.code, int) else EXIT_USAGE
     args.command_line = ["es-scm", *(sys.argv[1:] if argv is None else argv)]  # for provenance
+    args.signals = signals
     verbose = bool(getattr(args, "verbose", False))
     with _logging_to_stderr(verbose), redacted_stderr(secrets(args)):
         return _run(args, verbose)
 
 
+def _interrupted(interrupted: KeyboardInterrupt, signals: Signals, when: str = "") -> int:
+    """The line and the exit code of a command ended by a signal (130: SIGINT, 143: SIGTERM)."""
+    if not isinstance(interrupted, Interrupted):
+        interrupted = signals.interruption() or Interrupted(2)
+    print(f"es-scm: interrupted ({interrupted}){when}", file=sys.stderr)
+    return interrupted.exit_code
+
+
 def _run(args: argparse.Namespace, verbose: bool) -> int:
     """Run the command of ``args``; an error is one line on stderr (and the traceback if
     ``verbose``)."""
+    from es_scm.cli.connection import es_url
+    from es_scm.elastic.credentials import redact_url
+
     try:
         return int(args.handler(args))
-    except KeyboardInterrupt:  # an ingestion printed its report before
-        print("es-scm: interrupted", file=sys.stderr)
-        return EXIT_INTERRUPTED
+    except KeyboardInterrupt as interrupted:  # an ingestion printed its report before
+        return _interrupted(interrupted, args.signals)
     except Exception as error:
         url = redact_url(es_url(args)) if hasattr(args, "es_url") else "Elasticsearch"
         message, code = describe(error, url)

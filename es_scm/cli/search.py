@@ -1,9 +1,12 @@
 """``es-scm search``: search an index with the soft cosine measure, one query or a batch.
 
-A batch (``--queries FILE --run OUT``) is any topics file that ``es-scm eval`` reads; its hits go
-to a TREC run file, ``qid Q0 docid rank score tag`` a line. ``-`` reads the query (``QUERY``) or
-the topics (``--queries -``) from standard input. A query longer than ``--max-query-words`` is
-refused before any request.
+``--mode`` picks the searcher's method: ``exact`` (``Searcher.search``), ``native``, ``hybrid`` or
+``bm25``. A batch (``--queries FILE --run OUT``) is any topics file that ``es-scm eval`` reads,
+searched with ``Searcher.batch_search``; its hits go to a TREC run file, ``qid Q0 docid rank
+score tag`` a line. ``-`` reads the query (``QUERY``) or the topics (``--queries -``) from
+standard input. A query longer than ``--max-query-words`` is refused before any request.
+``--filter`` JSON is untrusted: only the query types of ``es_scm.elastic.filters.SAFE_QUERIES``
+pass (``--allow-unsafe-filters`` sends any).
 """
 
 from __future__ import annotations
@@ -29,6 +32,11 @@ from es_scm.cli.options import (
     positive_int,
 )
 from es_scm.defaults import HYBRID_DEFAULTS, MAX_QUERY_WORDS
+
+#: ``--mode`` → the searcher's method.
+METHODS = {"exact": "search", "native": "native", "hybrid": "hybrid", "bm25": "bm25"}
+#: Queries searched by one ``batch_search`` call of ``--queries`` (the progress bar's step).
+BATCH = 100
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -56,10 +64,10 @@ def _add_ranking_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--k", type=positive_int, default=10, help="hits to return (default 10)")
     parser.add_argument(
         "--mode",
-        choices=("exact", "native", "hybrid"),
+        choices=tuple(METHODS),
         default="exact",
-        help="exact SCM, provably the top k (default); Elasticsearch's native scores; or hybrid: "
-        "BM25 fused with the SCM",
+        help="exact SCM, provably the top k (default); Elasticsearch's native scores; hybrid: "
+        "BM25 fused with the SCM; or bm25: Elasticsearch's BM25 on the same index",
     )
     parser.add_argument(
         "--filter",
@@ -69,7 +77,15 @@ def _add_ranking_options(parser: argparse.ArgumentParser) -> None:
         default=[],
         metavar="JSON|FIELD=VALUE",
         help="only documents that match: an Elasticsearch query clause as JSON, or FIELD=VALUE "
-        "for a term on a metadata field (metadata.FIELD); repeat to combine",
+        "for a term on a metadata field (metadata.FIELD); repeat to combine. JSON may use "
+        "only query types that read the searched documents (term, terms without a lookup, "
+        "range, match, bool, exists, ids, prefix, ...)",
+    )
+    parser.add_argument(
+        "--allow-unsafe-filters",
+        action="store_true",
+        help="send any --filter JSON as it is (a terms lookup into another index, a wrapper, "
+        "a script...), with the connection's rights: only for filters you wrote yourself",
     )
     add_hybrid_options(parser, "hybrid search (--mode hybrid only; with another mode, an error)")
     parser.add_argument(
@@ -135,24 +151,46 @@ def filter_clause(text: str) -> dict:
     return {"term": {field: value}}
 
 
-def search_options(args: argparse.Namespace) -> dict[str, Any]:
-    """The hybrid options of ``Searcher.search``, alike for one QUERY and for ``--queries``.
+def search_options(args: argparse.Namespace, model: Any) -> dict[str, Any]:
+    """The keyword arguments of the ``--mode``'s method but the page, alike for one QUERY and
+    for ``--queries``: the filters and, for hybrid search, the fusion and depth.
 
-    They apply to ``--mode hybrid`` only: given with another mode, they are an error.
+    The hybrid options apply to ``--mode hybrid`` only: given with another mode, they are an
+    error; ``--alpha`` (``--rrf-k``) with a fusion that does not take it is one too.
     """
     given = {**hybrid_kwargs(args), **({"depth": args.depth} if args.depth else {})}
     if given and args.mode != "hybrid":
         flag = "--" + next(iter(given)).replace("_", "-")
         raise CLIError(f"{flag} applies to --mode hybrid only", EXIT_USAGE)
-    return given
+    options: dict[str, Any] = {"filter": args.filters or None}
+    if args.mode == "hybrid":
+        from es_scm.elastic.hybrid import hybrid_options, make_fusion
+
+        chosen = hybrid_options(model.hybrid, **hybrid_kwargs(args))
+        options.update(fusion=make_fusion(chosen), depth=args.depth)
+    return options
+
+
+def make_searcher(args: argparse.Namespace, model: Any) -> Any:
+    """The ``Searcher`` of ``--index`` with the command's limits: ``--filter`` JSON untrusted
+    unless ``--allow-unsafe-filters``."""
+    from es_scm.elastic import Searcher
+
+    return Searcher(
+        client_from_args(args),
+        args.index,
+        model,
+        max_query_words=args.max_query_words,
+        filter_policy="any" if args.allow_unsafe_filters else "safe",
+    )
 
 
 def bounded(text: str, limit: int, what: str) -> None:
     """A one-line error naming ``what`` if ``text`` has more than ``limit`` words."""
-    from es_scm.elastic.query import QueryTooLongError, check_query_length
+    from es_scm.elastic.query import QueryTooLongError, query_text
 
     try:
-        check_query_length(text, limit)
+        query_text(text, limit)
     except QueryTooLongError as error:
         raise CLIError(
             f"{what} has {error.words} words, more than --max-query-words {limit}; shorten it, "
@@ -161,8 +199,6 @@ def bounded(text: str, limit: int, what: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from es_scm.elastic import Searcher
-
     if bool(args.query) == bool(args.queries):
         raise CLIError(
             "give one QUERY or --queries FILE" + (", not both" if args.query else ""), EXIT_USAGE
@@ -177,19 +213,13 @@ def run(args: argparse.Namespace) -> int:
         raise CLIError("empty query")
     bounded(query, args.max_query_words, "the query")
     model = load_model(args.model)
-    searcher = Searcher(
-        client_from_args(args), args.index, model, max_query_words=args.max_query_words
-    )
-    options = search_options(args)
-    result = searcher.search(
-        query,
-        args.k,
-        mode=args.mode,
-        from_=args.from_,
-        filter=args.filters or None,
-        explain=args.explain,
-        **options,
-    )
+    options = search_options(args, model)
+    if args.mode != "bm25":
+        options["explain"] = args.explain
+    elif args.explain:
+        raise CLIError("--explain explains the SCM: not with --mode bm25", EXIT_USAGE)
+    method = getattr(make_searcher(args, model), METHODS[args.mode])
+    result = method(query, args.k, from_=args.from_, **options)
     for hit in result.hits:
         if hit.explanation is not None:
             hit.explanation = hit.explanation.top(explain_top(args))
@@ -223,20 +253,15 @@ def run(args: argparse.Namespace) -> int:
 
 def run_batch(args: argparse.Namespace) -> int:
     """``--queries FILE --run OUT``: the top k of every query, as a TREC run file."""
-    from es_scm.elastic import Searcher
     from es_scm.evaluation.trec import write_trec_run
 
     tag = _batch_tag(args)
     topics = _batch_topics(args)
-    searcher = Searcher(
-        client_from_args(args),
-        args.index,
-        load_model(args.model),
-        max_query_words=args.max_query_words,
-    )
+    model = load_model(args.model)
+    searcher = make_searcher(args, model)
     searcher.check()  # a missing index or another model fails before the first query
     started = time.perf_counter()
-    batch = _search_batch(searcher, topics, args)
+    batch = _search_batch(searcher, topics, args, search_options(args, model))
     write_trec_run(batch.ranking, args.run, tag)
     batch.report(args)
     hits = sum(map(len, batch.ranking.values()))
@@ -303,25 +328,30 @@ class _Batch:
             )
 
 
-def _search_batch(searcher: Any, topics: dict[str, str], args: argparse.Namespace) -> _Batch:
-    """Every query's top k, with a progress bar on a terminal."""
+def _search_batch(
+    searcher: Any, topics: dict[str, str], args: argparse.Namespace, options: dict[str, Any]
+) -> _Batch:
+    """Every query's top k, :data:`BATCH` queries a ``batch_search``, with a progress bar on a
+    terminal. An exact top k that is not proven keeps the window's exact scores (said at the
+    end)."""
     from es_scm.cli.progress import progress_bar
-    from es_scm.elastic import NotProvenError
 
-    options = {**search_options(args), "mode": args.mode}
     batch = _Batch()
+    ids = list(topics)
     bar = progress_bar(len(topics), args.no_progress, unit="query")
     try:
-        for qid, text in topics.items():
-            try:
-                result = searcher.search(text, args.k, filter=args.filters or None, **options)
-            except NotProvenError as error:  # keep the window's exact scores, say so at the end
-                result = error.result
-                batch.unproven.append(qid)
-            batch.ranking[qid] = {hit.id: hit.score for hit in result.hits}
-            batch.pruned += bool(result.pruned_terms)
+        for start in range(0, len(ids), BATCH):
+            chunk = {qid: topics[qid] for qid in ids[start : start + BATCH]}
+            results = searcher.batch_search(
+                chunk, args.k, method=METHODS[args.mode], unproven="keep", **options
+            )
+            for qid, result in results.items():
+                if result.unproven:
+                    batch.unproven.append(qid)
+                batch.ranking[qid] = {hit.id: hit.score for hit in result.hits}
+                batch.pruned += bool(result.pruned_terms)
             if bar is not None:
-                bar.update(1)
+                bar.update(len(chunk))
     finally:
         if bar is not None:
             bar.close()
@@ -341,7 +371,8 @@ COMMAND = Command(
     ("common", "connection"),
     "Search an index built with the same model. `exact` (default) rescores Elasticsearch's "
     "candidates with the exact SCM, growing the window until the top k is provably exact; "
-    "`native` returns Elasticsearch's scores (9-bit precision). With --queries FILE --run OUT, "
+    "`native` returns Elasticsearch's scores (9-bit precision); `hybrid` fuses BM25 with the "
+    "SCM; `bm25` is Elasticsearch's BM25 on the same index. With --queries FILE --run OUT, "
     "search every query of a topics file and write the hits as a TREC run. `-` reads the query "
     "(or, with --queries -, the topics) from standard input; a query of more than "
     "--max-query-words words is refused before it is sent.",

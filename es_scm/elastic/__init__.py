@@ -1,28 +1,38 @@
 """The Elasticsearch side: connection, schema, ingestion, the query encoder, search.
 
 Data flows one way: documents are encoded by the schema and bulk-ingested
-(:mod:`~es_scm.elastic.ingest`); queries are encoded (:mod:`~es_scm.elastic.query`), retrieved
-and exactly rescored (:mod:`~es_scm.elastic.searcher`). :class:`SCMIndex` is the facade;
-:mod:`~es_scm.elastic.lifecycle` deletes by id, and :mod:`~es_scm.elastic.aliases` swaps models
-behind an alias.
+(:mod:`~es_scm.elastic.ingest`, :mod:`~es_scm.elastic.bulk`); queries are encoded
+(:mod:`~es_scm.elastic.query`), retrieved and exactly rescored by a :class:`Searcher`.
+:class:`SCMIndex` writes an index (``index.searcher`` searches it); :mod:`~es_scm.elastic.lifecycle`
+deletes by id, and :mod:`~es_scm.elastic.aliases` swaps models behind an alias. Every operation is
+written once for asyncio in ``es_scm/elastic/_async/``, and the sync one is generated in
+``_sync/`` (the asyncio API: :mod:`es_scm.elastic.aio`).
 """
 
-from es_scm.elastic.aliases import AliasSearcher, AliasSwap, reindex_into_alias
+from es_scm.elastic._sync.aliases import AliasSearcher, reindex_into_alias
+from es_scm.elastic._sync.client import cluster_max_clauses, cluster_version
+from es_scm.elastic._sync.index import SCMIndex
+from es_scm.elastic._sync.searcher import Searcher
+from es_scm.elastic.aliases import FLATTENED, AliasSwap, AliasSwapError
+from es_scm.elastic.concurrency import Stop
 from es_scm.elastic.connection import client_from_env
-from es_scm.elastic.index import SCMIndex
-from es_scm.elastic.ingest import IngestReport
+from es_scm.elastic.filters import UnsafeFilterError
+from es_scm.elastic.ingest import IngestError, IngestInterrupted, IngestReport
 from es_scm.elastic.lifecycle import DeleteReport
 from es_scm.elastic.query import QueryTooLongError
 from es_scm.elastic.results import Hit, NotProvenError, PartialResultError, SearchResult
 from es_scm.elastic.schema import IndexNotFoundError, ModelMismatchError, UnsupportedVersionError
-from es_scm.elastic.searcher import Searcher
 
 __all__ = [
+    "FLATTENED",
     "AliasSearcher",
     "AliasSwap",
+    "AliasSwapError",
     "DeleteReport",
     "Hit",
     "IndexNotFoundError",
+    "IngestError",
+    "IngestInterrupted",
     "IngestReport",
     "ModelMismatchError",
     "NotProvenError",
@@ -31,7 +41,11 @@ __all__ = [
     "SCMIndex",
     "SearchResult",
     "Searcher",
+    "Stop",
+    "UnsafeFilterError",
     "UnsupportedVersionError",
     "client_from_env",
+    "cluster_max_clauses",
+    "cluster_version",
     "reindex_into_alias",
 ]

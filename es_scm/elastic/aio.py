@@ -1,12 +1,11 @@
 """The asyncio API: the same operations as the sync API, awaited on ``AsyncElasticsearch``.
 
 :class:`AsyncSCMIndex`, :class:`AsyncSearcher`, :class:`AsyncAliasSearcher` and
-:func:`async_reindex_into_alias` are the sync classes' and function's operations, written once as
-plans (:mod:`es_scm.elastic.shells`) and carried out by the asyncio runtime
-(:mod:`es_scm.elastic.runtime`): the query building, the exactness proof, the rescoring, the
-fusion, ingestion and the alias swap are shared, so an async call returns exactly what the sync
-one does. CPU work (vectorizing documents) runs in a worker thread; expanding a query takes about
-a millisecond and runs on the event loop.
+:func:`async_reindex_into_alias` are the one implementation of every operation
+(``es_scm/elastic/_async/``); the sync classes and function are generated from them
+(``scripts/generate_sync.py``), so an async call returns exactly what the sync one does. CPU work
+(vectorizing documents) runs in a worker thread; expanding a query takes about a millisecond and
+runs on the event loop. :class:`AsyncStop` stops an ingestion (as Ctrl-C does the sync one).
 
 Needs the ``async`` extra (``pip install 'es-scm[async]'``: aiohttp, the client's asyncio HTTP
 library).
@@ -16,7 +15,7 @@ Examples
 >>> client = async_client_from_env()                  # doctest: +SKIP
 >>> index = AsyncSCMIndex(client, "news", model)      # doctest: +SKIP
 >>> await index.index_documents(documents)            # doctest: +SKIP
->>> result = await index.search("president greets the press", k=10)  # doctest: +SKIP
+>>> result = await index.searcher.search("president greets the press", k=10)  # doctest: +SKIP
 >>> await client.close()                              # doctest: +SKIP
 """
 
@@ -24,10 +23,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from es_scm.elastic.aliases import AsyncAliasSearcher, async_reindex_into_alias
+from es_scm.elastic._async.aliases import AsyncAliasSearcher, async_reindex_into_alias
+from es_scm.elastic._async.index import AsyncSCMIndex
+from es_scm.elastic._async.searcher import AsyncSearcher
+from es_scm.elastic.concurrency import AsyncStop
 from es_scm.elastic.connection import client_options
-from es_scm.elastic.index import AsyncSCMIndex
-from es_scm.elastic.searcher import AsyncSearcher
 from es_scm.extras import require
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -37,6 +37,7 @@ __all__ = [
     "AsyncAliasSearcher",
     "AsyncSCMIndex",
     "AsyncSearcher",
+    "AsyncStop",
     "async_client_from_env",
     "async_reindex_into_alias",
 ]

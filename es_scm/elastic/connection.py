@@ -26,9 +26,7 @@ from typing import Any
 import elasticsearch
 from elasticsearch import Elasticsearch
 
-from es_scm.elastic.calls import Call, Plan
 from es_scm.elastic.credentials import check_url
-from es_scm.elastic.runtime import SyncRuntime
 
 DEFAULT_URL = "http://127.0.0.1:9200"
 DEFAULT_MAX_CLAUSES = 1024  # Lucene's historical limit, used when the cluster cannot be asked
@@ -148,19 +146,9 @@ def client_options(url: str | None = None, **kwargs: Any) -> dict[str, Any]:
     return options
 
 
-def cluster_version(client: Elasticsearch) -> str:
-    """Return the version of a node of the cluster.
-
-    Uses ``_nodes`` rather than ``GET /`` because the minimal distribution the local runner uses
-    does not register the root endpoint.
-    """
-    return SyncRuntime(client).run(cluster_version_plan())
-
-
-def cluster_version_plan() -> Plan:
-    """:func:`cluster_version` as a plan (:mod:`es_scm.elastic.calls`)."""
-    nodes = yield Call("nodes.info", {"filter_path": "nodes.*.version"})
-    return next(iter(nodes["nodes"].values()))["version"]
+def node_version(nodes: Mapping[str, Any]) -> str:
+    """The version of a node of a ``_nodes`` answer (``filter_path="nodes.*.version"``)."""
+    return str(next(iter(nodes["nodes"].values()))["version"])
 
 
 def version_tuple(version: str) -> tuple[int, ...]:
@@ -171,28 +159,15 @@ def version_tuple(version: str) -> tuple[int, ...]:
     return tuple(numbers)
 
 
-def cluster_max_clauses(client: Elasticsearch) -> int:
-    """The most clauses a query may have on every data node of the cluster.
+def clause_limit(stats: Mapping[str, Any], info: Mapping[str, Any]) -> int:
+    """The most clauses a query may have on every data node, from the nodes' heap (``_nodes/stats``
+    with ``metric="jvm"``) and search thread pool (``_nodes`` with ``metric="thread_pool"``).
 
     Elasticsearch 8+ derives Lucene's clause limit from each node's heap and search thread pool
     (``max(1024, heap_MB · 64 / search_threads)``, ``SearchUtils.calculateMaxClauseValue``); the
     ``indices.query.bool.max_clause_count`` setting is deprecated and not applied. Newer versions
     take the heap in whole GB; this function uses the smaller of the two readings.
     """
-    return SyncRuntime(client).run(max_clauses_plan())
-
-
-def max_clauses_plan() -> Plan:
-    """:func:`cluster_max_clauses` as a plan (:mod:`es_scm.elastic.calls`)."""
-    try:
-        stats = yield Call(
-            "nodes.stats", {"metric": "jvm", "filter_path": "nodes.*.jvm.mem.heap_max_in_bytes"}
-        )
-        info = yield Call(
-            "nodes.info", {"metric": "thread_pool", "filter_path": "nodes.*.thread_pool.search"}
-        )
-    except Exception:  # a restricted API key may not read node stats
-        return DEFAULT_MAX_CLAUSES
     limits = []
     for node_id, node in stats.get("nodes", {}).items():
         heap_bytes = node["jvm"]["mem"]["heap_max_in_bytes"]
@@ -280,7 +255,7 @@ def _cause_text(cause: Mapping[str, Any], more: int) -> str:
 
 def _caused_by(cause: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     """The chain of ``caused_by`` under ``cause``, outermost first."""
-    chain = []
+    chain: list[Mapping[str, Any]] = []
     while isinstance(cause.get("caused_by"), Mapping) and len(chain) < 10:
         cause = cause["caused_by"]
         chain.append(cause)

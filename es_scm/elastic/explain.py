@@ -13,32 +13,27 @@ normalized vector :math:`y' = Wy / \lVert Wy\rVert_S` (float64, from ``_source``
 The explanation decomposes exactly that (:func:`es_scm.model.explanation.explain_vectors` with
 norms :math:`(\lVert x\rVert_S, 1)`), so in ``exact`` and ``rescore`` modes the contributions
 sum to ``hit.score`` within 1e-9. In ``native`` mode ``hit.score`` is Elasticsearch's 9-bit
-estimate; the explanation is of the exact SCM, its ``score``. Elasticsearch's own ``explain``
-names terms by feature id and scores with the 9-bit stored values; this one names the terms.
+estimate, and in ``hybrid`` mode the fused score; the explanation is of the exact SCM, its
+``score`` (in hybrid mode, ``hit.components["scm"]``), whichever leg found the hit.
+Elasticsearch's own ``explain`` names terms by feature id and scores with the 9-bit stored
+values; this one names the terms.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from es_scm.elastic.query import ExpandedQuery
+from es_scm.elastic.results import Stored
 from es_scm.model.explanation import Explanation, explain_vectors
 from es_scm.similarity.scoring import stored_rows
 
 if TYPE_CHECKING:  # pragma: no cover
     from es_scm.model import SoftCosineModel
 
-__all__ = ["explain_hits", "explain_stored"]
-
-
-class _Explainable(Protocol):
-    """A hit: its stored y' as (term ids, float64 values), and a place for the explanation."""
-
-    vector: tuple[np.ndarray, np.ndarray] | None
-    explanation: Explanation | None
+__all__ = ["explain_stored", "explanation_of"]
 
 
 def explain_stored(
@@ -75,10 +70,7 @@ def explain_stored(
     )
 
 
-def explain_hits(
-    model: SoftCosineModel, expanded: ExpandedQuery, hits: Iterable[_Explainable]
-) -> None:
-    """Set ``hit.explanation`` of every hit that carries its stored vector (all pairs)."""
-    for hit in hits:
-        if hit.vector is not None:
-            hit.explanation = explain_stored(model, expanded, *hit.vector)
+def explanation_of(model: SoftCosineModel, expanded: ExpandedQuery, stored: Stored) -> Explanation:
+    """The explanation of a stored document's exact SCM (all pairs): what a hit of any search
+    method carries with ``explain=True``."""
+    return explain_stored(model, expanded, *stored.vector)

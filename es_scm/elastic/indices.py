@@ -1,65 +1,125 @@
-"""The plans of an index's lifecycle: create, delete, force-merge, and the end of an ingestion.
+"""An index's lifecycle, as decisions: what a new index is made of, whether an index may be
+deleted, where es-scm writes, and what a count answer says.
 
-Plans (:mod:`es_scm.elastic.calls`) that :class:`~es_scm.elastic.index.IndexOperations` and the
-alias swap (:mod:`es_scm.elastic.aliases`) run; free of I/O.
+Pure code; :mod:`es_scm.elastic._async.index` makes the requests.
+
+Where es-scm writes: the write alias
+    Every index es-scm creates gets a hidden alias of its own, ``<index>.es-scm-writer-<token>``
+    (a random token per creation), and every bulk request of an ingestion is sent to that alias
+    with ``require_alias=true``. Elasticsearch then never creates an index implicitly: once the
+    index is deleted (by another run, or by hand) its alias is gone with it, and the writes of a
+    run still going fail with ``index_not_found_exception`` — the run stops, saying the index was
+    deleted — instead of making a new index with a dynamic mapping under the same name. The token
+    is the index's identity: an index deleted and created again (``--recreate``) has another
+    alias, so a run that checked the first one never writes into the second. An index of an
+    older es-scm (or one made by a key that may not manage aliases) gets its alias when a run
+    first writes to it; where that is refused, the run writes to the index itself and warns that
+    the guard is missing (:func:`write_target`, :func:`new_write_alias`).
 """
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from elasticsearch import ApiError, TransportError
+from elasticsearch import ApiError
 
-from es_scm.elastic.calls import Call, Plan
-from es_scm.elastic.connection import cluster_version_plan, error_reason
-from es_scm.elastic.ingest_report import IngestReport
-from es_scm.elastic.names import check_one_name
+from es_scm.elastic.connection import error_reason
+from es_scm.elastic.names import validate_index_name
 from es_scm.elastic.requests import IndexLayout
 from es_scm.elastic.results import PartialResultError
-from es_scm.elastic.schema import check_version, index_mapping, settings_for_version
+from es_scm.elastic.schema import index_mapping
 from es_scm.elastic.target import require_whole
-from es_scm.validation import POSITIVE_INT, check
 
 if TYPE_CHECKING:  # pragma: no cover
     from es_scm.model import SoftCosineModel
 
 __all__ = [
+    "WRITE_ALIAS_MARK",
+    "WriteTarget",
     "counted",
-    "create_index_plan",
-    "delete_plan",
-    "finish_plan",
+    "deletable",
+    "describe",
+    "is_write_alias",
     "layout_mapping",
-    "optimize_plan",
+    "new_write_alias",
+    "refused_mapping",
+    "write_target",
 ]
+
+WRITE_ALIAS_MARK = ".es-scm-writer-"
+
+
+@dataclass(frozen=True)
+class WriteTarget:
+    """Where an ingestion writes: ``index`` (the name it was given, which it reads and counts),
+    ``writes_to`` (the write alias, or the index itself) and whether the bulk requests carry
+    ``require_alias`` (``guarded``: they cannot create an index)."""
+
+    index: str
+    writes_to: str
+    guarded: bool
+
+    @property
+    def warning(self) -> str | None:
+        """What the run's report says when the writes are not guarded."""
+        if self.guarded:
+            return None
+        return (
+            f"the index {self.index!r} has no es-scm write alias and one could not be added: "
+            "should the index be deleted during the run, Elasticsearch would make a new one "
+            "with a dynamic mapping under its name (give the key the manage privilege on the "
+            "index, or recreate the index with es-scm)"
+        )
+
+
+def new_write_alias(index: str) -> str:
+    """A new write alias of ``index``: ``<index>.es-scm-writer-<16 hex digits>`` (the index's
+    name shortened if the alias would be over Elasticsearch's 255 bytes)."""
+    suffix = f"{WRITE_ALIAS_MARK}{secrets.token_hex(8)}"
+    room = 255 - len(suffix)
+    prefix = index.encode("utf-8")[:room].decode("utf-8", errors="ignore")
+    return validate_index_name(prefix + suffix)
+
+
+def is_write_alias(alias: str, properties: Mapping[str, Any]) -> bool:
+    """Whether ``alias`` (its ``properties`` from a get-index answer) is es-scm's write alias."""
+    return WRITE_ALIAS_MARK in alias and bool(properties.get("is_hidden"))
+
+
+def write_target(name: str, indices: Mapping[str, Any]) -> tuple[str, str | None]:
+    """Where to write for ``name``, from a get-index answer ``indices`` (concrete index →
+    ``{"aliases": ...}``): the concrete index written (``name`` itself, or the write index of
+    the alias ``name``) and the alias to write to, None when that index has no write alias (one
+    must be added).
+
+    The write index of an alias is the one marked ``is_write_index``, or its only index; an alias
+    of several indices without one is itself the alias written to (Elasticsearch refuses the
+    writes, naming the cause).
+    """
+    if name in indices:
+        concrete = name
+    else:
+        marked = [
+            index
+            for index, body in indices.items()
+            if body.get("aliases", {}).get(name, {}).get("is_write_index")
+        ]
+        candidates = marked or list(indices)
+        if len(candidates) != 1:
+            return name, name
+        concrete = candidates[0]
+    aliases = indices[concrete].get("aliases", {})
+    found = sorted(alias for alias, props in aliases.items() if is_write_alias(alias, props))
+    return concrete, (found[0] if found else None)
 
 
 def counted(response: Mapping[str, Any], name: str) -> int:
     """The count of a count response, once every shard answered it."""
     require_whole(response, f"the count of {name!r}")
     return int(response["count"])
-
-
-def create_index_plan(name: str, model: SoftCosineModel, layout: IndexLayout) -> Plan[bool]:
-    """Create index ``name`` for ``model`` as ``layout`` says; False if another process created
-    it meanwhile (it is then checked against the model like any existing index).
-
-    The settings and the mapping are those of the cluster's version
-    (:func:`~es_scm.elastic.schema.settings_for_version`).
-    """
-    version = check_version((yield from cluster_version_plan()))
-    settings = settings_for_version(version, shards=layout.shards, replicas=layout.replicas)
-    mappings = layout_mapping(model, layout, version)
-    try:
-        yield Call("indices.create", {"index": name, "settings": settings, "mappings": mappings})
-    except ApiError as error:
-        if "resource_already_exists_exception" in error_reason(error):
-            return False
-        refused = _refused_mapping(error, layout.text_analyzer, layout.metadata_mapping)
-        if refused is None:
-            raise
-        raise refused from error
-    return True
 
 
 def layout_mapping(
@@ -76,86 +136,48 @@ def layout_mapping(
     )
 
 
-def delete_plan(name: str) -> Plan:
-    """Delete the index ``name`` that es-scm created; True if deleted, False if there was none.
-
-    ``name`` must be one concrete index, named in full: a comma list, a wildcard pattern,
-    ``_all`` or any invalid name is refused before any request, and an alias or an index without
-    es-scm's ``_meta`` marker after reading its mapping. Elasticsearch's own guard
-    (``action.destructive_requires_name``) is not relied upon: a cluster may have it off.
+def deletable(name: str, status: int, mappings: Mapping[str, Any]) -> bool:
+    """Whether the index ``name`` may be deleted, from its get-mapping answer (``status``,
+    ``mappings``): True for an index that es-scm created, False if there is none (404).
 
     Raises
     ------
     ValueError
-        One line that names the refused value; nothing was deleted.
+        For an alias, or an index without es-scm's ``_meta`` marker (one line naming it).
     """
-    check_one_name(name)
-    response = yield Call("indices.get_mapping", {"index": name}, {"ignore_status": 404})
-    if response.meta.status == 404:
+    if status == 404:
         return False
-    mappings = response.body.get(name)
-    if mappings is None:
-        targets = ", ".join(sorted(response.body)) or "nothing"
+    own = mappings.get(name)
+    if own is None:
+        targets = ", ".join(sorted(mappings)) or "nothing"
         raise ValueError(
             f"refusing to delete {name!r}: it is an alias (of {targets}), not an index; es-scm "
             "deletes one index by its own name"
         )
-    if not mappings.get("mappings", {}).get("_meta", {}).get("es_scm"):
+    if not own.get("mappings", {}).get("_meta", {}).get("es_scm"):
         raise ValueError(f"refusing to delete {name!r}: es-scm did not create that index")
-    # expand_wildcards=none: should the name become a pattern here, it matches nothing
-    arguments = {"index": name, "expand_wildcards": "none"}
-    deleted = yield Call("indices.delete", arguments, {"ignore_status": 404})
-    return deleted.meta.status != 404
+    return True
 
 
-def optimize_plan(name: str, max_num_segments: int) -> Plan:
-    """Force-merge ``name`` into ``max_num_segments`` segments, waiting, then refresh."""
-    max_num_segments = check(max_num_segments, "max_num_segments", POSITIVE_INT)
-    merge = {"index": name, "max_num_segments": max_num_segments, "wait_for_completion": True}
-    yield Call("indices.forcemerge", merge, {"request_timeout": 3600})
-    yield Call("indices.refresh", {"index": name})
-
-
-def finish_plan(name: str, report: IngestReport, refresh: bool) -> Plan[None]:
-    """Refresh (the documents become searchable now) and count, as far as allowed.
-
-    The count reads what is refreshed, so a run that stopped is refreshed too. A refresh or
-    count that fails is a warning of ``report``.
-    """
-    # A few retries: on a cluster the transport moves on to another node.
-    quick = {"request_timeout": 10, "max_retries": 2}
-    if refresh or report.stopped:
-        try:
-            yield Call("indices.refresh", {"index": name}, quick)
-        except (ApiError, TransportError) as error:
-            report.warnings.append(f"the final refresh failed ({_describe(error)})")
-    try:
-        response = yield Call("count", {"index": name}, quick)
-        report.index_count = counted(response, name)
-    except (ApiError, TransportError, PartialResultError) as error:
-        report.warnings.append(f"the index could not be counted ({_describe(error)})")
-
-
-def _refused_mapping(
-    error: ApiError, text_analyzer: str | None, metadata_mapping: Mapping[str, Any] | None
-) -> ValueError | None:
+def refused_mapping(error: ApiError, layout: IndexLayout) -> ValueError | None:
     """A one-line error for a mapping Elasticsearch refused because of an option, else None."""
     if error.meta.status != 400:
         return None
     reason = error_reason(error)
-    if text_analyzer is not None and f"analyzer [{text_analyzer}]" in reason:
+    if layout.text_analyzer is not None and f"analyzer [{layout.text_analyzer}]" in reason:
         return ValueError(
-            f"unknown text analyzer {text_analyzer!r}: the cluster has no analyzer of that name "
-            "(built in: standard, simple, whitespace, stop, keyword, pattern; language analyzers "
-            "such as english come with the analysis-common module, or on the local runner with "
-            "its es-scm-english plugin)"
+            f"unknown text analyzer {layout.text_analyzer!r}: the cluster has no analyzer of that "
+            "name (built in: standard, simple, whitespace, stop, keyword, pattern; language "
+            "analyzers such as english come with the analysis-common module, or on the local "
+            "runner with its es-scm-english plugin)"
         )
-    if metadata_mapping is not None and "mapper_parsing_exception" in reason:
+    if layout.metadata_mapping is not None and "mapper_parsing_exception" in reason:
         return ValueError(f"Elasticsearch refused the metadata mapping: {reason}")
     return None
 
 
-def _describe(error: Exception) -> str:
+def describe(error: Exception) -> str:
+    """A failed refresh or count, on one line (for the report's warnings)."""
     if isinstance(error, ApiError):
         return f"HTTP {error.meta.status}: {error_reason(error)}"
     if isinstance(error, PartialResultError):

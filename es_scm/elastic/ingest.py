@@ -1,38 +1,33 @@
-"""Ingestion: documents → weighted vectors → normalized vectors → bulk requests, nothing lost.
+"""Ingestion's pure core: documents → weighted vectors → normalized vectors → encoded actions, and
+each batch's outcome settled into the report. Nothing lost, nothing counted twice.
 
 Documents stream in as :class:`~es_scm.documents.Document` records (or mappings checked by
-:meth:`~es_scm.documents.Document.from_mapping`) and are vectorized in batches: the model's
-document weighting gives Wy, the term-similarity layer normalizes it to y' = Wy/‖Wy‖_S
-(Theorem 4.2, :meth:`~es_scm.similarity.TermSimilarityMatrix.normalize`), and
-:func:`~es_scm.elastic.schema.encode_documents` makes the ``_source`` of each.
+:meth:`~es_scm.documents.Document.from_mapping`) and are prepared in batches
+(:class:`BatchPreparer`): the model's document weighting gives Wy, the term-similarity layer
+normalizes it to y' = Wy/‖Wy‖_S (Theorem 4.2,
+:meth:`~es_scm.similarity.TermSimilarityMatrix.normalize`),
+:func:`~es_scm.elastic.schema.encode_documents` makes the ``_source`` of each, and the client's
+serializer encodes each action once (its size is then known before any request). The run
+itself — batches read and prepared while others are in flight, the later duplicate written
+last, interruption — is :class:`~es_scm.elastic._async.ingest.AsyncIngestion` (and its generated
+sync twin); sending one batch is :mod:`es_scm.elastic.bulk`'s decisions.
 
 Every document gets an outcome (:class:`IngestReport`):
 
 * A document that cannot be indexed — not a valid record, a corpus record skipped as bad
   (:class:`~es_scm.documents.InvalidRecord`, named by its file and line), an id over
   Elasticsearch's 512 bytes, metadata that JSON cannot hold (NaN, ±Infinity, a set; named by
-  its field, :func:`~es_scm.documents.metadata_problem`), a field Elasticsearch rejects — fails
-  alone, with its reason; the others of its batch are indexed.
-* Batches are read and vectorized while up to ``concurrency`` earlier ones are in flight (on
-  threads, or asyncio tasks: the run is a plan, :mod:`es_scm.elastic.calls`, that either runtime
-  carries out; the asyncio one vectorizes in a worker thread and also reads async iterables).
-* A batch is sent by the plan of :mod:`es_scm.elastic.bulk_plan`: rejections with 429, 502 or
-  504 are retried by the official client's ``helpers.streaming_bulk`` (``max_retries``, waits
-  doubling from ``initial_backoff`` up to ``max_backoff``); a cluster that cannot be reached and
-  shards without a primary (a red index) are waited out for ``retry_budget`` seconds of wall
-  clock from the batch's first failure, with a warning naming the cause at each try; then the
-  run stops with :class:`IngestError`, whose ``report`` counts what was indexed, failed and
-  skipped. So does a disk that Elasticsearch has filled to its flood-stage watermark, and an
-  input stream that raises. Ctrl-C stops with :class:`IngestInterrupted`, which carries the
-  report, and a cancelled asyncio task stops too (a warning with the counts, then the
-  cancellation goes on); either way the requests already sent are waited for (they cannot be
-  called back), so that nothing is written after the run returns.
+  its field, :func:`~es_scm.documents.metadata_problem`), a document larger than a bulk request
+  may be (``max_request_bytes``, its size and the limit named), a field Elasticsearch rejects, a
+  document over the node's indexing memory — fails alone, with its reason, and fast; the others
+  of its batch are indexed.
 * Ids make writes idempotent: a rerun overwrites (``updated``) instead of duplicating. A
-  document is counted ``created`` when the index did not hold its id before this run wrote it,
-  even when a retried write was answered ``updated``.
-* An id seen twice in one run is counted as a duplicate, and the later document wins, always:
-  a batch that repeats an id of a batch still in flight is sent only once that batch is done
-  (within a request, Elasticsearch applies the documents in order).
+  document is counted ``created`` when the index did not hold its id before this run wrote it.
+* An id seen twice in one run is counted as a duplicate, and the later document wins, always: a
+  batch that repeats an id of a batch still in flight is sent only once that batch is done
+  (:func:`settle_first`; within a request, Elasticsearch applies the documents in order).
+* A document is ``skipped`` when it was read but not confirmed written because the run stopped;
+  a document that a request which returned wrote is indexed, whatever stopped the run.
 
 The report also counts the documents' tokens that are terms (not stop words) and those of them
 that the model does not know, and warns when that share is far above the share the model's own
@@ -41,22 +36,17 @@ corpus left out (:meth:`~es_scm.model.TokenCounts.drift`).
 
 from __future__ import annotations
 
-import asyncio
 import itertools
 import logging
-import threading
-import time
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from es_scm.documents import Document, InvalidRecord, as_document, metadata_problem
-from es_scm.elastic.bulk_plan import BatchOutcome, BulkPlan, SendingStopped
-from es_scm.elastic.calls import Compute, Join, Plan, Read, Source, Start
+from es_scm.elastic.bulk import BatchOutcome, EncodedAction
 from es_scm.elastic.ingest_report import IngestError, IngestInterrupted, IngestReport
-from es_scm.elastic.requests import IngestOptions
 from es_scm.elastic.schema import encode_documents, feature_keys
 from es_scm.model.soft_cosine import TokenCounts
 
@@ -66,18 +56,26 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = [
     "MAX_ID_BYTES",
     "RETRYABLE_STATUSES",
+    "SHOWN",
+    "Batch",
+    "BatchPreparer",
     "IngestError",
     "IngestInterrupted",
     "IngestReport",
-    "Ingestion",
     "SeenIds",
+    "conclude",
+    "settle",
+    "settle_first",
+    "skip",
 ]
 
 logger = logging.getLogger(__name__)
 
-RETRYABLE_STATUSES = (429, 502, 503, 504)
+RETRYABLE_STATUSES = (429, 502, 503, 504)  # what a deletion by id retries
 MAX_ID_BYTES = 512  # Elasticsearch rejects longer _id values, and with them the whole request
 SHOWN = 1000  # ids kept in a report's lists (the counts are always complete)
+
+Dumps = Callable[[Any], bytes]
 
 
 class SeenIds:
@@ -114,227 +112,100 @@ class SeenIds:
 
 
 @dataclass
-class _Batch:
-    """A batch's bulk actions, its empty documents' ids, the documents that failed early, and
-    the ids that earlier batches of the run wrote already."""
+class Batch:
+    """A prepared batch: its encoded actions, the documents that failed before any request (id or
+    where it was read, reason), its empty documents' ids, the ids that earlier batches of the run
+    wrote already, its duplicate ids and its tokens (known and unknown to the model)."""
 
-    actions: list[dict[str, Any]]
-    empty_ids: list[str]
-    invalid: list[tuple[str, str]]
+    actions: list[EncodedAction]
+    invalid: list[tuple[str, str]] = field(default_factory=list)
+    empty_ids: list[str] = field(default_factory=list)
     written_before: frozenset[str] = frozenset()
+    duplicates: list[str] = field(default_factory=list)
+    tokens: int = 0
+    unknown_tokens: int = 0
+    settled: bool = False  # counted into the report (once)
     ids: frozenset[str] = field(init=False)
 
     def __post_init__(self) -> None:
-        self.ids = frozenset(action["_id"] for action in self.actions)
+        self.ids = frozenset(action.doc_id for action in self.actions)
+
+    @property
+    def read(self) -> int:
+        """The documents read into this batch."""
+        return len(self.actions) + len(self.invalid)
 
 
-def settle_first(in_flight: list[tuple[Any, _Batch]], batch: _Batch) -> int:
-    """How many of the batches in flight must be done before ``batch`` is sent: up to the last
-    that shares an id with it, so that the later copy of a document is written last."""
-    sharing = [
-        n for n, (_, earlier) in enumerate(in_flight) if not earlier.ids.isdisjoint(batch.ids)
-    ]
-    return sharing[-1] + 1 if sharing else 0
+class BatchPreparer:
+    """Check, vectorize and encode batches of one run: y' = Wy/‖Wy‖_S as bulk actions.
 
-
-class Ingestion:
-    """One run of documents into an index: the plan of :meth:`run` (module docstring).
+    CPU work only (the asyncio API runs it in a worker thread). It keeps the ids seen so far in
+    the run, and each document's position (to name a document without an id).
 
     Parameters
     ----------
-    index : str
-        The index (or write alias).
     model : SoftCosineModel
-    options : IngestOptions
-        Batches, retries, requests in flight (checked).
+    target : str
+        The ``_index`` of the actions: the index's write alias (or the index).
     expansion : {"query", "documents"}
         The index's side of S: with ``"documents"`` each document carries Sy' too.
-    fresh : bool
-        Whether the run created the index (it then holds no id but the run's own).
-    serializable : callable
-        Whether the client's serializer writes a value (metadata checks).
-    refresh_last : bool
-        Send the last batch alone, once the others are done, with ``refresh=true``: the
-        documents are searchable when it returns (an index of one shard: a refresh of the shards
-        a request wrote is a refresh of the index).
+    dumps : callable
+        The client's JSON serializer (value → bytes).
+    max_request_bytes : int
+        The largest encoded document (action and source lines) that may be sent.
     """
 
     def __init__(
         self,
-        index: str,
         model: SoftCosineModel,
-        options: IngestOptions,
+        target: str,
         *,
         expansion: str,
-        fresh: bool,
-        serializable: Any,
-        refresh_last: bool = False,
+        dumps: Dumps,
+        max_request_bytes: int,
     ) -> None:
-        self.index = index
         self.model = model
-        self.options = options
+        self.target = target
         self.expansion = expansion
-        self.refresh_last = refresh_last
-        self._serializable = serializable
+        self.dumps = dumps
+        self.max_request_bytes = max_request_bytes
         self._term_keys = feature_keys(len(model.terms))
-        self._stop = threading.Event()
-        self._sending = BulkPlan(index, options, self._stop, fresh)
-        self.refreshed = False  # whether the last batch's request refreshed the index
+        self._seen = SeenIds()
+        self._positions = itertools.count()
 
-    def run(
-        self, documents: Iterable[Document | Mapping[str, Any]] | Any, progress: Any = None
-    ) -> Plan[IngestReport]:
-        """Ingest a stream of documents; return the report.
-
-        ``progress`` is an object with ``update(n)`` (e.g. a tqdm bar), or None. At most
-        ``concurrency + 1`` batches are held in memory (and the second batch is read before the
-        first is sent: a run of one batch refreshes with its request).
-
-        Raises
-        ------
-        IngestError
-            When the run stops early (see the module docstring); ``error.report`` has the counts.
-        IngestInterrupted
-            On Ctrl-C, with the counts.
-        """
-        report = IngestReport()
-        started = time.perf_counter()
-        state = _RunState(Source(documents))
-        try:
-            yield from self._batches(state, report, progress)
-        except KeyboardInterrupt:
-            yield from self._interrupted(state, report, started, "interrupted")
-            raise IngestInterrupted(report) from None
-        except asyncio.CancelledError:  # goes on as it is: asyncio.timeout, TaskGroup rely on it
-            yield from self._interrupted(state, report, started, "cancelled")
-            logger.warning("%s: ingestion cancelled: %s", self.index, report.summary())
-            raise
-        return self._conclude(report, started, state.error)
-
-    def _batches(self, state: _RunState, report: IngestReport, progress: Any) -> Plan[None]:
-        """Read, vectorize and send every batch; settle each (in order) into ``report``.
-
-        The batch after the first is read before the first is sent, once: a run of one batch is
-        then known to be one, and its request refreshes the index (``refresh_last``). Any other
-        batch is read after the one before it is sent, so that at most ``concurrency`` batches
-        are ever lost with a cluster that goes away.
-        """
-        batch = yield from self._read(state, report)
-        first = True
-        while batch and not self._stop.is_set():
-            prepared = state.pending = yield Compute(self._prepare, (batch, state, report))
-            if first:
-                state.ahead = yield from self._read(state, report)
-            last = first and not state.ahead and self.refresh_last
-            waiting = settle_first(state.in_flight, prepared)
-            for _ in range(waiting):
-                yield from self._settle(state, report, progress)
-            while len(state.in_flight) >= self.options.concurrency:
-                yield from self._settle(state, report, progress)
-            sending = self._sending.send(prepared.actions, prepared.written_before, refresh=last)
-            state.in_flight.append(((yield Start(sending)), prepared))
-            state.pending = None
-            self.refreshed = last
-            if first:
-                batch = state.ahead
-                state.ahead = []
-                first = False
-            elif self._stop.is_set():
-                batch = []
-            else:
-                batch = yield from self._read(state, report)
-        while state.in_flight:
-            yield from self._settle(state, report, progress)
-        if self._stop.is_set():  # the batch read ahead of the first, not sent
-            report.skipped += len(batch)
-
-    def _read(self, state: _RunState, report: IngestReport) -> Plan[list[Any]]:
-        """The next batch of documents (empty at the end, or when reading them fails)."""
-        try:
-            return (yield Read(state.source, self.options.batch_size))
-        except Exception as failure:  # the caller's stream: keep what was done
-            state.error = failure
-            report.stopped = f"reading the documents failed: {failure}"
-            return []
-
-    def _interrupted(
-        self, state: _RunState, report: IngestReport, started: float, why: str
-    ) -> Plan[None]:
-        """Stop: the batches in flight are skipped, their requests waited for (they cannot be
-        called back; a request sent after the stop gives up at its next wait)."""
-        self._stop.set()
-        report.stopped = why
-        if state.pending is not None:  # prepared, not sent
-            report.skipped += len(state.pending.actions)
-        report.skipped += len(state.ahead)  # read ahead, not prepared
-        for handle, batch in state.in_flight:
-            report.skipped += len(batch.actions)
-            try:
-                yield Join(handle)
-            except BaseException:  # what became of it is no longer counted
-                continue
-        state.in_flight.clear()
-        report.seconds = time.perf_counter() - started
-
-    def _conclude(
-        self, report: IngestReport, started: float, error: BaseException | None
-    ) -> IngestReport:
-        """Time the run, warn of drift, log; raise :class:`IngestError` if it stopped early."""
-        report.seconds = time.perf_counter() - started
-        drift = TokenCounts(report.tokens, report.unknown_tokens).drift(self.model.vocabulary)
-        if drift is not None:
-            report.warnings.append(drift)
-        logger.info("%s: %s", self.index, report.summary())
-        if report.stopped is not None:
-            raise IngestError(report.stopped, report) from error
-        return report
-
-    # -- preparing ---------------------------------------------------------------------------
-
-    def _prepare(self, batch: list, state: _RunState, report: IngestReport) -> _Batch:
-        """Check and vectorize a batch: y' = Wy/‖Wy‖_S, encoded as bulk actions."""
-        documents = []
+    def prepare(self, items: Sequence[Any]) -> Batch:
+        """The batch of ``items`` (documents, mappings, or records the corpus could not read)."""
+        documents: list[Document] = []
         invalid = []
-        for item in batch:
-            document, reason = self._checked(item, next(state.positions))
-            if reason is not None:
-                invalid.append((document, reason))
-                continue
-            assert isinstance(document, Document)
-            documents.append(document)
-        written_before = self._count_duplicates(documents, state.seen, report)
+        for item in items:
+            checked = self._checked(item, next(self._positions))
+            if isinstance(checked, Document):
+                documents.append(checked)
+            else:
+                invalid.append(checked)
+        duplicates, written_before = self._duplicates(documents)
         texts = [document.text for document in documents]
         tokens = TokenCounts()
         weights = self.model.vectorize_many(texts, role="document", tokens=tokens)
-        report.tokens += tokens.tokens
-        report.unknown_tokens += tokens.unknown
         matrix = self.model.similarity_matrix
         normalized = matrix.normalize(weights)
         expanded = matrix.expand_documents(normalized) if self.expansion == "documents" else None
         metadata = [document.metadata for document in documents]
         sources = encode_documents(texts, normalized, metadata, self._term_keys, expanded)
-        actions = [
-            {"_index": self.index, "_id": document.id, "_source": source}
-            for document, source in zip(documents, sources, strict=True)
-        ]
-        empty_ids = [d.id for d, s in zip(documents, sources, strict=True) if s["scm"]["empty"]]
-        return _Batch(actions, empty_ids, invalid, written_before)
+        actions, empty_ids = [], []
+        for document, source in zip(documents, sources, strict=True):
+            action, problem = self._encoded(document.id, source)
+            if problem is not None:
+                invalid.append((document.id, problem))
+                continue
+            actions.append(action)
+            if source["scm"]["empty"]:
+                empty_ids.append(document.id)
+        return Batch(
+            actions, invalid, empty_ids, written_before, duplicates, tokens.tokens, tokens.unknown
+        )
 
-    @staticmethod
-    def _count_duplicates(
-        documents: list[Document], seen: SeenIds, report: IngestReport
-    ) -> frozenset[str]:
-        """Count the ids seen before in the run; return those that earlier batches wrote."""
-        repeated = seen.add([hash(document.id) for document in documents])
-        ids = [document.id for document in documents]
-        first_here = {doc_id for doc_id, again in zip(ids, repeated, strict=True) if not again}
-        for doc_id in itertools.compress(ids, repeated):
-            report.duplicates += 1
-            if len(report.duplicate_ids) < SHOWN:
-                report.duplicate_ids.append(doc_id)
-        return frozenset(itertools.compress(ids, repeated)) - first_here
-
-    def _checked(self, item: Any, position: int) -> tuple[Document | str, str | None]:
+    def _checked(self, item: Any, position: int) -> Document | tuple[str, str]:
         """The document, or its name (its id, where it was read, or ``#position``) and why it
         cannot be indexed."""
         if isinstance(item, InvalidRecord):
@@ -351,49 +222,97 @@ class Ingestion:
         problem = metadata_problem(document.metadata, self._serializable)
         if problem is not None:
             return document.id, problem
-        return document, None
+        return document
 
-    # -- accounting --------------------------------------------------------------------------
-
-    def _settle(self, state: _RunState, report: IngestReport, progress: Any) -> Plan[None]:
-        """Wait for the oldest batch in flight, then count its outcome."""
-        handle, batch = state.in_flight.pop(0)
-        for doc_id, reason in batch.invalid:
-            _fail(report, doc_id, reason)
+    def _serializable(self, value: Any) -> bool:
+        """Whether the client's serializer writes ``value`` (dates, UUIDs, NumPy values...)."""
         try:
-            outcome: BatchOutcome = yield Join(handle)
-        except SendingStopped as stop:
-            outcome = stop.outcome or BatchOutcome()
-            done = outcome.created + outcome.updated + len(outcome.failures)
-            report.skipped += len(batch.actions) - done
-            report.stopped = report.stopped or str(stop)
-            self._stop.set()
-            self.refreshed = False
-        if progress is not None:
-            progress.update(len(batch.actions) + len(batch.invalid))
-        report.created += outcome.created
-        report.updated += outcome.updated
-        for doc_id, reason in outcome.failures:
-            _fail(report, doc_id, reason)
-        failed_ids = {doc_id for doc_id, _ in outcome.failures}
-        stored_empty = [doc_id for doc_id in batch.empty_ids if doc_id not in failed_ids]
-        report.empty += len(stored_empty)
-        report.empty_ids.extend(stored_empty[: max(0, SHOWN - len(report.empty_ids))])
+            self.dumps(value)
+        except Exception:  # the serializer's own error, or a TypeError of the value
+            return False
+        return True
+
+    def _encoded(self, doc_id: str, source: Mapping[str, Any]) -> tuple[EncodedAction, str | None]:
+        """The document's two lines, or why it cannot be sent."""
+        try:
+            lines = b"%b\n%b\n" % (
+                self.dumps({"index": {"_index": self.target, "_id": doc_id}}),
+                self.dumps(source),
+            )
+        except Exception as error:  # the serializer's own error
+            causes = getattr(error, "errors", ()) or (error,)
+            reason = f"cannot be serialized as JSON ({type(causes[0]).__name__})"
+            return EncodedAction(doc_id, b""), reason
+        action = EncodedAction(doc_id, lines)
+        if action.size > self.max_request_bytes:
+            return action, (
+                f"the document is {action.size:,} bytes as JSON, over the "
+                f"{self.max_request_bytes:,} bytes a bulk request may carry (max_request_bytes; "
+                "Elasticsearch refuses a request over its http.max_content_length, 100 MB by "
+                "default): it was not sent"
+            )
+        return action, None
+
+    def _duplicates(self, documents: list[Document]) -> tuple[list[str], frozenset[str]]:
+        """The ids seen before in the run (earlier in the batch too), and those of them that
+        earlier batches wrote."""
+        repeated = self._seen.add([hash(document.id) for document in documents])
+        ids = [document.id for document in documents]
+        first_here = {doc_id for doc_id, again in zip(ids, repeated, strict=True) if not again}
+        duplicates = list(itertools.compress(ids, repeated))
+        return duplicates, frozenset(duplicates) - first_here
 
 
-@dataclass
-class _RunState:
-    """What a run keeps between batches: the documents being read, the ids seen, the batches
-    in flight (with their handles), the batch prepared but not sent, the one read ahead, and an
-    error of the documents' stream."""
+def settle_first(in_flight: Iterable[Batch], batch: Batch) -> int:
+    """How many of the batches in flight (oldest first) must be done before ``batch`` is sent:
+    up to the last that shares an id with it, so that the later copy of a document is written
+    last."""
+    sharing = [n for n, earlier in enumerate(in_flight) if not earlier.ids.isdisjoint(batch.ids)]
+    return sharing[-1] + 1 if sharing else 0
 
-    source: Source
-    seen: SeenIds = field(default_factory=SeenIds)
-    positions: Iterator[int] = field(default_factory=itertools.count)
-    in_flight: list[tuple[Any, _Batch]] = field(default_factory=list)
-    pending: _Batch | None = None  # prepared, not sent yet
-    ahead: list[Any] = field(default_factory=list)  # read ahead (to know the last), not prepared
-    error: BaseException | None = None
+
+def settle(report: IngestReport, batch: Batch, outcome: BatchOutcome) -> None:
+    """Count what became of ``batch`` into ``report`` (once): what ``outcome`` says was written
+    or failed, and its other documents as skipped."""
+    if batch.settled:
+        return
+    batch.settled = True
+    _count_read(report, batch)
+    report.created += outcome.created
+    report.updated += outcome.updated
+    report.skipped += len(batch.actions) - outcome.done
+    for doc_id, reason in outcome.failures:
+        _fail(report, doc_id, reason)
+    failed_ids = {doc_id for doc_id, _ in outcome.failures}
+    stored_empty = [doc_id for doc_id in batch.empty_ids if doc_id not in failed_ids]
+    report.empty += len(stored_empty)
+    report.empty_ids.extend(stored_empty[: max(0, SHOWN - len(report.empty_ids))])
+
+
+def skip(report: IngestReport, batch: Batch | None = None, unread: Sequence[Any] = ()) -> None:
+    """Count documents that were never sent: a prepared ``batch`` (its documents skipped, those
+    that failed its checks failed) and ``unread`` ones, read but not prepared."""
+    report.skipped += len(unread)
+    if batch is not None and not batch.settled:
+        settle(report, batch, BatchOutcome())
+
+
+def conclude(report: IngestReport, model: SoftCosineModel, index: str) -> None:
+    """Warn of drift (documents far less known to the model than its own corpus) and log."""
+    drift = TokenCounts(report.tokens, report.unknown_tokens).drift(model.vocabulary)
+    if drift is not None:
+        report.warnings.append(drift)
+    logger.info("%s: %s", index, report.summary())
+
+
+def _count_read(report: IngestReport, batch: Batch) -> None:
+    report.tokens += batch.tokens
+    report.unknown_tokens += batch.unknown_tokens
+    report.duplicates += len(batch.duplicates)
+    room = max(0, SHOWN - len(report.duplicate_ids))
+    report.duplicate_ids.extend(batch.duplicates[:room])
+    for doc_id, reason in batch.invalid:
+        _fail(report, doc_id, reason)
 
 
 def _fail(report: IngestReport, doc_id: str, reason: str) -> None:

@@ -80,8 +80,14 @@ class IngestError(RuntimeError):
 
 
 class IngestInterrupted(KeyboardInterrupt):
-    """Ctrl-C stopped the ingestion; ``report`` says what was done before."""
+    """Ctrl-C (or the run's ``stop``) stopped the ingestion; ``report`` says what was done.
 
-    def __init__(self, report: IngestReport) -> None:
+    The requests in flight were waited for, and what they wrote is counted, unless a second
+    interruption came while waiting: then ``abandoned`` is True, and the report warns how many
+    documents may still be written after the run returned.
+    """
+
+    def __init__(self, report: IngestReport, *, abandoned: bool = False) -> None:
         super().__init__("interrupted")
         self.report = report
+        self.abandoned = abandoned

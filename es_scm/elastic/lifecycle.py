@@ -1,12 +1,13 @@
 """A document's lifecycle after ingestion: delete by id (an upsert is ingestion itself).
 
 Ingestion writes every document under its id, so sending a document again replaces it whole — an
-upsert (:meth:`~es_scm.elastic.index.SCMIndex.upsert`). Deleting is the other half:
-:meth:`~es_scm.elastic.index.IndexOperations.delete_documents` sends bulk ``delete``
-actions (:func:`deletion`) and reports, per id, whether it was
-deleted, not there (``not_found``: deleting is idempotent, so a rerun after a failure is safe)
-or failed (with Elasticsearch's reason). The index is refreshed at the end, so searches stop
-finding the deleted documents at once.
+upsert (:meth:`~es_scm.elastic.aio.AsyncSCMIndex.upsert`). Deleting is the other half:
+:meth:`~es_scm.elastic.aio.AsyncSCMIndex.delete_documents` sends bulk ``delete`` actions
+(:func:`deletion_arguments`, through the client's bulk helper) and reports, per id, whether it
+was deleted, not there (``not_found``: deleting is idempotent, so a rerun after a failure is
+safe) or failed (with Elasticsearch's reason). The index is refreshed at the end, so searches
+stop finding the deleted documents at once. Pure code: the counting of each answer, and the
+actions.
 """
 
 from __future__ import annotations
@@ -16,13 +17,11 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from es_scm.elastic.calls import Bulk
+from es_scm.elastic.bulk import item_reason
 from es_scm.elastic.ingest import MAX_ID_BYTES, RETRYABLE_STATUSES, SHOWN
 from es_scm.validation import NON_NEGATIVE_INT, POSITIVE_INT, Interval, check
 
-__all__ = ["DeleteReport", "deletion"]
-
-_NO_RETRY = {"max_retries": 0, "retry_on_status": ()}  # streaming_bulk retries, with its backoff
+__all__ = ["DeleteReport", "deletion_arguments"]
 
 
 @dataclass
@@ -60,7 +59,7 @@ class DeleteReport:
             if len(self.not_found_ids) < SHOWN:
                 self.not_found_ids.append(doc_id)
         else:
-            _fail(self, doc_id, _reason(result))
+            _fail(self, doc_id, item_reason(result))
 
     def summary(self) -> str:
         text = (
@@ -72,25 +71,28 @@ class DeleteReport:
         return text
 
 
-def deletion(
+def deletion_arguments(
     index: str,
     ids: Iterable[str | int],
     report: DeleteReport,
+    *,
     batch_size: int,
-    retries: tuple[int, float],
-) -> Bulk:
-    """The bulk step that deletes ``ids`` from ``index`` (an index, or an alias with one write
-    index), ``batch_size`` ids per request, counting each result in ``report``.
+    max_retries: int,
+    initial_backoff: float,
+) -> dict[str, Any]:
+    """The arguments of the client's bulk helper (``streaming_bulk`` and its asyncio twin) that
+    delete ``ids`` from ``index`` (an index, or an alias with one write index), ``batch_size``
+    ids per request; pass each of its results to ``report.record``.
 
-    ``ids`` (str, or int written in decimal as ingestion does) are read once; invalid ones fail
-    in ``report`` without a request. ``retries``: how often a request or an id rejected with
-    429, 502, 503 or 504 is retried, and the first wait (doubling), as in ingestion.
+    ``ids`` (str, or int written in decimal as ingestion does) are read once, as the helper
+    sends them; invalid ones fail in ``report`` without a request. A request or an id rejected
+    with 429, 502, 503 or 504 is retried ``max_retries`` times, the first wait
+    ``initial_backoff`` seconds (doubling), as in ingestion.
     """
-    max_retries, initial_backoff = retries
     actions = (
         {"_op_type": "delete", "_index": index, "_id": doc_id} for doc_id in _valid_ids(ids, report)
     )
-    arguments = {
+    return {
         "actions": actions,
         "chunk_size": check(batch_size, "batch_size", POSITIVE_INT),
         "raise_on_error": False,
@@ -99,7 +101,6 @@ def deletion(
         "initial_backoff": check(initial_backoff, "initial_backoff", Interval(float, 0.0, None)),
         "retry_on_status": RETRYABLE_STATUSES,
     }
-    return Bulk(arguments, report.record, _NO_RETRY)
 
 
 def _valid_ids(ids: Iterable[str | int], report: DeleteReport) -> Iterator[str]:
@@ -131,10 +132,3 @@ def _fail(report: DeleteReport, doc_id: str, reason: str) -> None:
     report.failed += 1
     if len(report.failures) < SHOWN:
         report.failures.append((doc_id, reason))
-
-
-def _reason(result: Mapping[str, Any]) -> str:
-    error = result.get("error")
-    if isinstance(error, Mapping):
-        return f"HTTP {result.get('status')}: {error.get('type')}: {error.get('reason')}"
-    return f"HTTP {result.get('status')}: {error or result.get('result')}"

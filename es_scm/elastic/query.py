@@ -9,26 +9,21 @@ field, so Elasticsearch fetches the postings of the related terms and scores eve
 document by the sparse dot product s_d = Σ_j x'_j · q(y'_j), where y' is the stored normalized
 document vector and q keeps the 9 most significant bits of a float32.
 
-The bound (why ``exact`` mode is exact)
-    Let e_d = x'ᵀy'_d = (Wx)ᵀS(Wy_d)/‖Wy_d‖_S, so SCM(x, y_d) = e_d / ‖Wx‖_S. With S ≥ 0, W ≥ 0
-    and a unit diagonal, 1 = y'ᵀSy' ≥ y'ᵀy', so ‖y'‖₂ ≤ 1. Lucene stores q(v) ≥ v·(1 − ε) with
-    ε = :data:`~es_scm.elastic.schema.FEATURE_VALUE_ERROR`. Query weights are rounded to float32
-    and the m clause scores summed in float32, a relative error below δ = (m + 2)·2⁻²⁴. Hence
-    every document d satisfies
-
-        e_d ≤ s_d / ((1 − ε)(1 − δ)) + P,
-
-    where P = ‖x'_D‖₂ is the Euclidean norm of the expansion terms D left out of the query
-    (clause-count pruning): Σ_{j∈D} x'_j y'_j ≤ ‖x'_D‖₂ ‖y'‖₂ by Cauchy–Schwarz
-    (:meth:`ExpandedQuery.unseen_upper_bound`).
-
 Document-side expansion (an index made with ``expansion="documents"``)
     The index holds Sy' too (:data:`~es_scm.elastic.schema.EXPANDED_FIELD`), and the query
     sends only the positive entries of its own Wx on that field: s_d = Σ_j (Wx)_j · q((Sy')_j),
-    again an estimate of the same e_d = (Wx)ᵀSy' = x'ᵀy', with m clauses instead of O(mC). The
-    bound above holds as it stands, with P = ‖x_D‖₂ · ‖S‖₂ for query terms D left out, since
-    ‖Sy'‖₂ ≤ ‖S‖₂ ‖y'‖₂ ≤ ‖S‖₂
-    (:meth:`~es_scm.similarity.TermSimilarityMatrix.spectral_norm_bound`).
+    again an estimate of the same e_d = (Wx)ᵀSy' = x'ᵀy', with m clauses instead of O(mC).
+
+How far s_d may be from the exact e_d, and the expansion terms that the clause limit leaves out,
+are bounded by :meth:`ExpandedQuery.unseen_upper_bound`; why that makes exact search exact is
+argued once, in :mod:`es_scm.elastic.windows`.
+
+The query text
+    Every search method reads the text the same way (:func:`query_text`): at most
+    ``max_query_words`` words, and a lone surrogate — what Python makes of bytes that are not
+    UTF-8, e.g. in a command-line argument — replaced by U+FFFD, as a UTF-8 decoder would
+    replace the bytes: no word changes (neither is a letter), and the text can be sent to
+    Elasticsearch (BM25's ``match``) as JSON.
 """
 
 from __future__ import annotations
@@ -57,13 +52,14 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = [
     "FLOAT32_UNIT_ROUNDOFF",
     "ExpandedQuery",
+    "QueryAccount",
     "QueryTooLongError",
     "QueryType",
     "bm25_query",
-    "check_query_length",
+    "clause_budget",
     "clause_count",
     "expand_query",
-    "query_words",
+    "query_text",
 ]
 
 QueryType = Literal["bool", "sparse_vector"]
@@ -71,8 +67,21 @@ FLOAT32_UNIT_ROUNDOFF = 2.0**-24
 # A word of a query, as its length is bounded: a run of letters and digits (the tokenizer's default
 # pattern), stop words included, since an Elasticsearch analyzer keeps them.
 _WORD = re.compile(r"[^\W_]+")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 _NO_IDS = np.zeros(0, dtype=np.int64)
 _NO_VALUES = np.zeros(0, dtype=np.float64)
+
+
+@dataclass(frozen=True)
+class QueryAccount:
+    """What a search reports of its query: its terms (``query_terms``: the vocabulary's and the
+    words outside it), its expansion's (``expansion_terms``), those the clause limit left out
+    (``pruned_terms``), and the ``notes`` that say what a reader should know."""
+
+    query_terms: int = 0
+    expansion_terms: int = 0
+    pruned_terms: int = 0
+    notes: tuple[str, ...] = ()
 
 
 @dataclass
@@ -134,6 +143,22 @@ class ExpandedQuery:
     def empty(self) -> bool:
         return self.norm <= 0.0
 
+    def account(self, clause_limit: int) -> QueryAccount:
+        """The query's terms, its expansion's and those left out, with the notes that say so."""
+        expansion_terms = self.clause_count + self.pruned_terms
+        notes = []
+        if self.empty:
+            notes.append("the query has no vocabulary terms (empty, stop words or unknown)")
+        if self.pruned_terms:
+            notes.append(
+                f"the expansion had {expansion_terms} terms; the {self.pruned_terms} "
+                f"lowest-weighted were left out (cluster limit {clause_limit} clauses)"
+            )
+        if self.has_negative:
+            notes.append("negative similarities or weights: native retrieval is approximate")
+        query_terms = self.weights.nnz + len(self.unseen)
+        return QueryAccount(query_terms, expansion_terms, self.pruned_terms, tuple(notes))
+
     def es_query(
         self,
         query_type: QueryType = "sparse_vector",
@@ -159,7 +184,9 @@ class ExpandedQuery:
                 }
                 for name, clauses in self._parts()
             ]
-            query = queries[0] if len(queries) == 1 else {"bool": {"should": queries}}
+            query: dict[str, Any] = (
+                queries[0] if len(queries) == 1 else {"bool": {"should": queries}}
+            )
         else:
             should = [
                 {"term": {name: {"value": str(term), "boost": boost}}}
@@ -184,7 +211,10 @@ class ExpandedQuery:
         return es_score / self.norm if self.norm > 0.0 else 0.0
 
     def unseen_upper_bound(self, lowest_native_score: float) -> float:
-        """The largest SCM a document outside the window can have (see the module docstring)."""
+        """The largest SCM a document can have whose Elasticsearch score is at most
+        ``lowest_native_score``: (s / ((1 − ε)(1 − δ)) + P) / ‖Wx‖_S, with ε the 9-bit storage
+        error, δ = (m + 2)·2⁻²⁴ the float32 rounding of m clauses and P the pruned mass
+        (derived in :mod:`es_scm.elastic.windows`)."""
         delta = (self.clause_count + 2) * FLOAT32_UNIT_ROUNDOFF
         numerator = lowest_native_score / ((1.0 - FEATURE_VALUE_ERROR) * (1.0 - delta))
         return (numerator + self.pruned_mass) / self.norm
@@ -202,17 +232,24 @@ class QueryTooLongError(ValueError):
         self.limit = limit
 
 
-def query_words(text: str) -> int:
-    """The words of ``text`` as a query's length is counted: runs of letters and digits."""
-    return sum(1 for _ in _WORD.finditer(text))
+def query_text(text: str, max_words: int) -> tuple[str, int]:
+    """A query's text as every search method reads it, and its number of words: runs of letters
+    and digits, stop words included (an Elasticsearch analyzer keeps them).
 
+    A lone surrogate (``"\\udcff"``: a byte that is not UTF-8, decoded with ``surrogateescape``
+    as Python decodes command-line arguments) becomes U+FFFD, the replacement character, so the
+    text can be sent as JSON; neither is a letter, so no word changes.
 
-def check_query_length(text: str, limit: int) -> int:
-    """The number of words of ``text``; :class:`QueryTooLongError` if more than ``limit``."""
-    words = query_words(text)
-    if words > limit:
-        raise QueryTooLongError(words, limit)
-    return words
+    Raises
+    ------
+    QueryTooLongError
+        When the text has more than ``max_words`` words.
+    """
+    text = _SURROGATE.sub("\ufffd", text)
+    words = sum(1 for _ in _WORD.finditer(text))
+    if words > max_words:
+        raise QueryTooLongError(words, max_words)
+    return text, words
 
 
 def bm25_query(
@@ -245,6 +282,29 @@ def clause_count(clause: Mapping[str, Any]) -> int:
     return max(1, sum(clause_count(part) for part in parts if isinstance(part, Mapping)))
 
 
+def clause_budget(limit: int, filters: Sequence[Mapping[str, Any]], bm25_words: int = 0) -> int:
+    """The clauses the expansion may have beside ``filters`` under the cluster's ``limit``; with
+    ``bm25_words``, BM25's query of one clause a word must fit beside the filters too.
+
+    Raises
+    ------
+    ValueError
+        When the filters (and BM25's words) leave no room, in one line.
+    """
+    used = sum(map(clause_count, filters))
+    if bm25_words and bm25_words + max(used, 1) > limit:
+        raise ValueError(
+            f"BM25's query has a clause per word: {bm25_words} words and {used} filter clauses "
+            f"exceed the cluster's limit of {limit} clauses; shorten the query"
+        )
+    if used >= limit:
+        raise ValueError(
+            f"the filters have {used} clauses, the cluster's limit of {limit} "
+            "clauses leaves none for the query"
+        )
+    return limit - used
+
+
 def expand_query(
     model: SoftCosineModel, text: str, max_clauses: int, expansion: str = "query"
 ) -> ExpandedQuery:
@@ -270,7 +330,10 @@ def expand_query(
     weights = vector.weights
     expanded = vector.expansion
     # the index holds y' (send x') or Sy' (send Wx, and the unseen words' Eᵀx_W on y')
-    sent = [(expanded, 1.0)] if side == "query" else [(weights, matrix.spectral_norm_bound)]
+    # (vector, the factor of its left-out norm: a number, or a function computing it if needed)
+    sent: list[tuple[Any, Any]] = (
+        [(expanded, 1.0)] if side == "query" else [(weights, matrix.spectral_norm_bound)]
+    )
     if side == "documents" and vector.unseen_expansion is not None:
         sent.append((vector.unseen_expansion, 1.0))
     kept, pruned_terms, pruned_mass = _select(sent, max_clauses)
@@ -299,25 +362,23 @@ def _select(
     part: Σ_parts factor · ‖left out‖₂. Returns the kept (terms, weights) of each part, largest
     first, the number left out, and the pruned mass.
     """
-    entries = []
+    values, numbers, terms = [], [], []
     for number, (vector, _) in enumerate(parts):
         positive = vector.data > 0.0
-        for term, value in zip(vector.indices[positive], vector.data[positive], strict=True):
-            entries.append((-float(value), number, int(term)))
-    entries.sort()
-    kept_entries, dropped = entries[:max_clauses], entries[max_clauses:]
-    kept = []
-    for number in range(len(parts)):
-        mine = [(term, -negative) for negative, part, term in kept_entries if part == number]
-        kept.append(
-            (
-                np.array([t for t, _ in mine], dtype=np.int64),
-                np.array([v for _, v in mine], dtype=np.float64),
-            )
-        )
+        values.append(np.asarray(vector.data[positive], dtype=np.float64))
+        terms.append(np.asarray(vector.indices[positive], dtype=np.int64))
+        numbers.append(np.full(len(values[-1]), number, dtype=np.int64))
+    value, number_of, term = (np.concatenate(arrays) for arrays in (values, numbers, terms))
+    # largest value first; equal values by part, then by term
+    order = np.lexsort((term, number_of, -value))
+    chosen, dropped = order[:max_clauses], order[max_clauses:]
+    kept = [
+        (term[chosen][number_of[chosen] == number], value[chosen][number_of[chosen] == number])
+        for number in range(len(parts))
+    ]
     mass = 0.0
     for number, (_, factor) in enumerate(parts):
-        left = [-negative for negative, part, _ in dropped if part == number]
-        if left:
+        left = value[dropped][number_of[dropped] == number]
+        if len(left):
             mass += float(np.linalg.norm(left)) * (factor() if callable(factor) else factor)
     return kept, len(dropped), mass

@@ -4,7 +4,8 @@ A public method takes its options as keyword arguments (explicit signatures); it
 one of these frozen values at once, which says what is wrong with a bad one in one line, and the
 layers below receive the value and check nothing again:
 
-* :class:`SearchRequest` — a search's page, mode, filters, explanations and hybrid options;
+* :class:`SearchRequest` — one search: the method, the query text, the page, the filters,
+  explanations, and hybrid search's fusion and depth;
 * :class:`RescoreRequest` — which candidates a rescore reads;
 * :class:`IndexLayout` — what a new index is made of (shards, replicas, analyzer, metadata
   mapping, the side of S);
@@ -18,8 +19,10 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from es_scm.defaults import EXPANSIONS
-from es_scm.elastic.hybrid import hybrid_options
-from es_scm.options import HybridOptions
+from es_scm.elastic.filters import Filter, filter_clauses
+from es_scm.elastic.hybrid import resolve_fusion
+from es_scm.elastic.query import query_text
+from es_scm.fusion import Fusion
 from es_scm.validation import (
     NON_NEGATIVE_INT,
     POSITIVE_INT,
@@ -31,66 +34,102 @@ from es_scm.validation import (
 )
 
 __all__ = [
-    "HYBRID_KEYS",
+    "MAX_REQUEST_BYTES",
+    "METHODS",
+    "METHOD_OPTIONS",
     "Filter",
     "IndexLayout",
     "IngestOptions",
-    "Mode",
+    "Method",
     "RescoreRequest",
     "SearchRequest",
+    "check_method_options",
 ]
 
-#: The modes of :meth:`~es_scm.elastic.searcher.SearchOperations.search`.
-Mode = Literal["native", "exact", "hybrid"]
-#: An Elasticsearch query clause, or a list of them, that the documents must match.
-Filter = Mapping[str, Any] | Sequence[Mapping[str, Any]] | None
-#: The options of hybrid search, which apply to ``mode="hybrid"`` only.
-HYBRID_KEYS = ("fusion", "alpha", "rrf_k", "depth")
-_MODES = Options(("native", "exact", "hybrid"))
+#: The search methods of a searcher that ``batch_search`` runs (``method=``).
+Method = Literal["search", "native", "hybrid", "bm25"]
+METHODS = ("search", "native", "hybrid", "bm25")
+#: The ranking each method's hits follow (``SearchResult.mode``).
+MODES = {"search": "exact", "native": "native", "hybrid": "hybrid", "bm25": "bm25"}
+#: The keyword arguments of each method that ``batch_search`` passes on.
+METHOD_OPTIONS = {
+    "search": ("from_", "filter", "explain"),
+    "native": ("from_", "filter", "explain"),
+    "hybrid": ("from_", "filter", "explain", "fusion", "depth"),
+    "bm25": ("from_", "filter"),
+}
+_METHODS = Options(METHODS)
 _SECONDS = Interval(float, 0.0, None)
+#: The default largest bulk request, and so the largest document (encoded as JSON): half of
+#: Elasticsearch's default ``http.max_content_length`` (100 MB).
+MAX_REQUEST_BYTES = 50 * 2**20
+
+
+def check_method_options(method: str, options: Mapping[str, Any]) -> None:
+    """Refuse a ``method`` that is not a search method, or an option it does not take."""
+    check(method, "method", _METHODS)
+    unknown = sorted(set(options) - set(METHOD_OPTIONS[method]))
+    if unknown:
+        raise ValueError(
+            f"{unknown[0]} is not an option of method={method!r}; its options are "
+            f"{', '.join(METHOD_OPTIONS[method])}"
+        )
 
 
 @dataclass(frozen=True)
 class SearchRequest:
-    """A search's options, checked: the page (``k`` after ``from_``), the mode, the filter
-    clauses, whether to explain the hits, and the hybrid options (hybrid mode only)."""
+    """One search, checked: the ``method`` (``"search"``: exact), the query ``text`` (as
+    :func:`~es_scm.elastic.query.query_text` reads it) and its number of ``words``, the page
+    (``k`` after ``from_``), the filter clauses, whether to explain the hits, and hybrid
+    search's ``fusion`` and ``depth`` (None for the other methods)."""
 
+    method: str
+    text: str
+    words: int
     k: int
     from_: int
-    mode: str
     filters: tuple[dict[str, Any], ...]
-    explain: bool
-    hybrid: HybridOptions | None
+    explain: bool = False
+    fusion: Fusion | None = None
+    depth: int | None = None
 
     @classmethod
     def of(
         cls,
+        method: str,
+        query: str,
         k: Any,
-        from_: Any,
-        mode: Any,
-        filter: Filter,
-        explain: Any,
-        hybrid: Mapping[str, Any],
-        model_hybrid: Mapping[str, Any] | None,
+        *,
+        from_: Any = 0,
+        filter: Filter = None,
+        explain: Any = False,
+        fusion: Fusion | str | None = None,
+        depth: Any = None,
+        max_words: int,
+        filter_policy: str = "any",
+        model_hybrid: Mapping[str, Any] | None = None,
     ) -> SearchRequest:
-        """Check the keyword arguments of a search (``hybrid``: the hybrid keywords given, None
-        for those not given; ``model_hybrid``: the model's own hybrid settings)."""
+        """Check the keyword arguments of a search (``model_hybrid``: the model's own hybrid
+        settings, read by hybrid search when ``fusion`` or ``depth`` is None)."""
+        method = check(method, "method", _METHODS)
         k = check(k, "k", POSITIVE_INT)
         from_ = check(from_, "from_", NON_NEGATIVE_INT)
-        mode = check(mode, "mode", _MODES)
         explain = check(explain, "explain", Boolean())
-        given = {key: hybrid.get(key) for key in HYBRID_KEYS}
-        if mode != "hybrid":
-            name = next((key for key, value in given.items() if value is not None), None)
-            if name is not None:
-                raise ValueError(f"{name} applies to mode='hybrid' only, not to mode={mode!r}")
-        options = hybrid_options(model_hybrid, **given) if mode == "hybrid" else None
-        return cls(k, from_, mode, filter_clauses(filter), explain, options)
+        filters = filter_clauses(filter, filter_policy)
+        if not isinstance(query, str):
+            raise ValueError(f"query must be a str, got {type(query).__name__}")
+        text, words = query_text(query, max_words)
+        if method != "hybrid":
+            return cls(method, text, words, k, from_, filters, explain)
+        chosen, depth = resolve_fusion(
+            fusion, check(depth, "depth", OrNone(POSITIVE_INT)), model_hybrid
+        )
+        return cls(method, text, words, k, from_, filters, explain, chosen, max(depth, from_ + k))
 
     @property
-    def page(self) -> tuple[int, int]:
-        """``(k, from_)``."""
-        return self.k, self.from_
+    def mode(self) -> str:
+        """The ranking the hits follow: ``"exact"``, ``"native"``, ``"hybrid"`` or ``"bm25"``."""
+        return MODES[self.method]
 
     @property
     def need(self) -> int:
@@ -100,9 +139,10 @@ class SearchRequest:
 
 @dataclass(frozen=True)
 class RescoreRequest:
-    """A rescore's candidates, checked: ``ids``, or the top ``size`` of ``es_query``; the top
-    ``k`` of them kept (all if None), explained or not."""
+    """A rescore, checked: the query ``text``, the candidates (``ids``, or the top ``size`` of
+    ``es_query``), the top ``k`` of them kept (all if None), explained or not."""
 
+    text: str
     ids: tuple[str, ...] | None
     es_query: dict[str, Any] | None
     size: int
@@ -112,15 +152,20 @@ class RescoreRequest:
     @classmethod
     def of(
         cls,
+        query: str,
         ids: Sequence[str] | None,
         es_query: Mapping[str, Any] | None,
         size: Any,
         k: Any,
         explain: Any,
+        *,
+        max_words: int,
     ) -> RescoreRequest:
         if (ids is None) == (es_query is None):
             raise ValueError("rescore needs exactly one of ids= or es_query=")
+        text, _ = query_text(query, max_words)
         return cls(
+            text,
             None if ids is None else tuple(ids),
             None if es_query is None else dict(es_query),
             check(size, "size", POSITIVE_INT),
@@ -149,14 +194,15 @@ class IndexLayout:
 
 @dataclass(frozen=True)
 class IngestOptions:
-    """How documents are sent (see :meth:`~es_scm.elastic.index.IndexOperations.index_documents`
-    and :mod:`es_scm.elastic.bulk_plan`)."""
+    """How documents are sent (see :meth:`~es_scm.elastic.aio.AsyncSCMIndex.index_documents`
+    and :mod:`es_scm.elastic.bulk`)."""
 
     batch_size: int = 500
     max_retries: int = 5
     initial_backoff: float = 1.0
     retry_budget: float = 60.0
     concurrency: int = 2
+    max_request_bytes: int = MAX_REQUEST_BYTES
     max_backoff: float = 10.0
 
     def __post_init__(self) -> None:
@@ -167,18 +213,6 @@ class IngestOptions:
             ("max_backoff", _SECONDS),
             ("retry_budget", _SECONDS),
             ("concurrency", POSITIVE_INT),
+            ("max_request_bytes", POSITIVE_INT),
         ):
             object.__setattr__(self, name, check(getattr(self, name), name, constraint))
-
-
-def filter_clauses(filter: Filter) -> tuple[dict[str, Any], ...]:
-    """``filter`` as a tuple of query clauses (each a mapping)."""
-    if filter is None:
-        return ()
-    clauses = [filter] if isinstance(filter, Mapping) else list(filter)
-    for clause in clauses:
-        if not isinstance(clause, Mapping) or not clause:
-            raise ValueError(
-                f"filter must be an Elasticsearch query clause or a list of them, got {clause!r}"
-            )
-    return tuple(dict(clause) for clause in clauses)

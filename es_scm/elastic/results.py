@@ -1,25 +1,52 @@
-"""What a search returns: hits, how they were obtained, and the error of an unproven top k."""
+"""What a search returns: hits, how they were obtained, and the errors of an answer refused.
+
+A :class:`SearchResult` is complete when it is made: the searcher makes it once, at the end of a
+search, from what the search found. :class:`Stored` is a document as Elasticsearch returned it,
+its stored vector parsed once, from which every score and explanation of it is computed.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, overload
+
+from es_scm.elastic.schema import public_source, stored_vector
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
 
     from es_scm.model.explanation import Explanation
 
-__all__ = ["Hit", "NotProvenError", "PartialResultError", "SearchResult"]
+__all__ = ["Hit", "NotProvenError", "PartialResultError", "SearchResult", "Stored", "StoredVector"]
+
+#: A stored y': its term ids and float64 values.
+StoredVector = tuple["np.ndarray", "np.ndarray"]
+
+
+@dataclass(frozen=True)
+class Stored:
+    """A document as Elasticsearch returned it: its id, its whole ``_source`` and its stored
+    vector y' (parsed once)."""
+
+    id: str
+    source: Mapping[str, Any]
+    vector: StoredVector
+
+    @classmethod
+    def of(cls, hit: Mapping[str, Any]) -> Stored:
+        """A hit of a search (or a found document of an ``mget``) with its ``_source``."""
+        return cls(hit["_id"], hit["_source"], stored_vector(hit["_source"]))
 
 
 @dataclass
 class Hit:
     """One result: the document id, its score, its text and metadata, and the native score.
 
-    ``components`` (hybrid mode) holds the BM25 and SCM scores that were fused; ``explanation``
-    (with ``explain=True``) lists the term pairs that make up the exact SCM
+    ``native_score`` is Elasticsearch's estimate of the same SCM, its ``_score`` divided by
+    ‖Wx‖_S (None where Elasticsearch did not score the hit by the SCM: a rescore of ids, BM25,
+    hybrid search). ``components`` (hybrid search) holds the scores that were fused, by leg;
+    ``explanation`` (with ``explain=True``) lists the term pairs that make up the exact SCM
     (:mod:`es_scm.elastic.explain`); ``vector`` is the stored y' it is computed from.
     """
 
@@ -29,7 +56,28 @@ class Hit:
     native_score: float | None = None
     components: dict[str, float | None] | None = None
     explanation: Explanation | None = None
-    vector: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False, compare=False)
+    vector: StoredVector | None = field(default=None, repr=False, compare=False)
+
+    @classmethod
+    def of(
+        cls,
+        stored: Stored,
+        score: float,
+        *,
+        native_score: float | None = None,
+        components: dict[str, float | None] | None = None,
+        explanation: Explanation | None = None,
+    ) -> Hit:
+        """The hit of a stored document: its public source (no vectors) and its vector."""
+        return cls(
+            stored.id,
+            score,
+            public_source(stored.source),
+            native_score,
+            components,
+            explanation,
+            vector=stored.vector,
+        )
 
     def to_dict(self) -> dict[str, Any]:
         result: dict[str, Any] = {"id": self.id, "score": self.score}
@@ -40,9 +88,18 @@ class Hit:
         return {**result, **self.source, **explained}
 
 
-@dataclass
+@dataclass(frozen=True)
 class SearchResult:
-    """Hits and how they were obtained."""
+    """Hits and how they were obtained.
+
+    ``mode`` says which ranking the hits follow (``"exact"``, ``"native"``, ``"hybrid"``,
+    ``"bm25"`` or ``"rescore"``); ``exact_guarantee`` whether they are provably its top k
+    (the brute force's, for the SCM); ``query_terms``, ``expansion_terms`` and ``pruned_terms``
+    account for the query's terms, the expansion's and those the clause limit left out;
+    ``candidates`` and ``rounds`` count the documents scored and the requests of exact search's
+    windows; ``unproven`` says why an exact top k is not proven (``search`` then raises
+    :class:`NotProvenError` with this result).
+    """
 
     hits: list[Hit]
     mode: str
@@ -53,8 +110,8 @@ class SearchResult:
     rounds: int = 0
     exact_guarantee: bool = False
     took_ms: float = 0.0
-    notes: list[str] = field(default_factory=list)
-    unproven: str | None = None  # exact mode: why the top k is not proven (then it raises)
+    notes: tuple[str, ...] = ()
+    unproven: str | None = None
 
     def __iter__(self) -> Iterator[Hit]:
         return iter(self.hits)
@@ -77,7 +134,7 @@ class SearchResult:
 
 
 class NotProvenError(RuntimeError):
-    """``exact`` mode could not prove its top k; ``result`` holds the window's exact scores."""
+    """Exact search could not prove its top k; ``result`` holds the window's exact scores."""
 
     def __init__(self, message: str, result: SearchResult) -> None:
         super().__init__(message)

@@ -46,9 +46,8 @@ from elasticsearch import Elasticsearch
 
 from es_scm._version import __version__
 from es_scm.defaults import EXPANSIONS, TEXT_ANALYZER
-from es_scm.elastic.calls import Call, Plan
-from es_scm.elastic.connection import cluster_version, version_tuple
-from es_scm.elastic.runtime import SyncRuntime
+from es_scm.elastic._sync.client import cluster_version
+from es_scm.elastic.connection import version_tuple
 from es_scm.validation import MappingOf, Options, OrNone, Text, check
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -70,7 +69,6 @@ __all__ = [
     "ModelMismatchError",
     "UnsupportedVersionError",
     "check_indices",
-    "check_model",
     "check_version",
     "encode_documents",
     "feature_keys",
@@ -264,34 +262,9 @@ def settings_for_version(version: str, *, shards: int = 1, replicas: int = 0) ->
     return settings
 
 
-def check_model(client: Elasticsearch, index: str, model: SoftCosineModel) -> dict[str, Any]:
-    """Check that ``index`` (an index, alias or pattern) was built with ``model``.
-
-    Returns
-    -------
-    dict
-        The ``_meta.es_scm`` of the index, its ``"expansion"`` filled in (``"query"`` for an
-        index made before the option).
-
-    Raises
-    ------
-    IndexNotFoundError
-        If nothing matches ``index``.
-    ModelMismatchError
-        If a matching index is not an es-scm index or records another ``model_id``, or the
-        matching indices do not all expand on the same side.
-    """
-    return SyncRuntime(client).run(check_model_plan(index, model))
-
-
-def check_model_plan(index: str, model: SoftCosineModel) -> Plan:
-    """:func:`check_model` as a plan (:mod:`es_scm.elastic.calls`)."""
-    response = yield Call("indices.get_mapping", {"index": index}, {"ignore_status": 404})
-    return check_indices(index, response, model)
-
-
 def check_indices(index: str, response: Any, model: SoftCosineModel) -> dict[str, Any]:
-    """:func:`check_model` on the answer of a get-mapping or get-index request (404 ignored):
+    """Check that ``index`` (an index, alias or pattern) was built with ``model``, from the answer
+    of a get-mapping or get-index request of it (404 ignored):
     every concrete index in it, ``{name: {"mappings": ...}}``, was built with ``model``."""
     if response.meta.status == 404 or not response.body:
         raise IndexNotFoundError(f"index {index!r} does not exist")
@@ -352,8 +325,9 @@ def encode_documents(
         if expansions is not None and expansions[row]:
             scm["expanded"] = expansions[row]
         source: dict[str, Any] = {TEXT_FIELD: text, "scm": scm}
-        if metadata[row]:
-            source[METADATA_FIELD] = dict(metadata[row])
+        fields = metadata[row]
+        if fields:
+            source[METADATA_FIELD] = dict(fields)
         sources.append(source)
     return sources
 

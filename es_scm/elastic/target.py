@@ -13,29 +13,32 @@ a search is read through it, at no cost in requests:
   pattern matches other indices) since the model check; the searcher checks the model again
   before any score is computed, since term ids mean other words under another model.
 
-:class:`TargetCheck` holds a searcher's check: made once, made again when an answer says so.
+:class:`TargetCheck` holds a searcher's check — made once, made again when an answer says so —
+and is shared with the :class:`~es_scm.elastic.SCMIndex` that writes the same index. It asks
+nothing itself: the searcher sends the get-index request and hands the answer to
+:meth:`TargetCheck.accept`.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import logging
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
-from es_scm.elastic.calls import Call, Plan
-from es_scm.elastic.connection import max_clauses_plan
-from es_scm.elastic.results import PartialResultError
+from es_scm.elastic.results import PartialResultError, Stored
 from es_scm.elastic.schema import ModelMismatchError, check_indices
 
 if TYPE_CHECKING:  # pragma: no cover
     from es_scm.model import SoftCosineModel
 
-__all__ = ["Checked", "Target", "TargetCheck", "TargetMoved", "require_whole"]
+__all__ = ["ATTEMPTS", "Checked", "Target", "TargetCheck", "TargetMoved", "require_whole"]
 
 logger = logging.getLogger(__name__)
-R = TypeVar("R")
+
+#: Searches in a row that may find the name moved to other indices before giving up.
+ATTEMPTS = 3
 
 
 class TargetMoved(Exception):
@@ -74,7 +77,7 @@ class Target:
     def hits(self, response: Mapping[str, Any]) -> list[dict[str, Any]]:
         """The hits of a search response, once it is known whole and from this target."""
         require_whole(response, f"the search of {self.name!r}")
-        hits = response["hits"]["hits"]
+        hits: list[dict[str, Any]] = response["hits"]["hits"]
         outside = sorted({hit["_index"] for hit in hits} - self.indices)
         total = response.get("_shards", {}).get("total")
         if outside or (total is not None and total not in self.shard_totals):
@@ -83,8 +86,8 @@ class Target:
 
     def documents(
         self, response: Mapping[str, Any], ids: Sequence[str]
-    ) -> tuple[dict[str, dict], list[str]]:
-        """The stored sources of an ``mget`` of ``ids``: (found id → source, missing ids).
+    ) -> tuple[dict[str, Stored], list[str]]:
+        """The stored documents of an ``mget`` of ``ids``: (found id → document, missing ids).
 
         Raises
         ------
@@ -103,7 +106,7 @@ class Target:
         outside = sorted({doc["_index"] for doc in docs if "_index" in doc} - self.indices)
         if outside:
             raise TargetMoved(self.name, outside, None)
-        found = {doc["_id"]: doc["_source"] for doc in docs if doc.get("found")}
+        found = {doc["_id"]: Stored.of(doc) for doc in docs if doc.get("found")}
         return found, [doc_id for doc_id in ids if doc_id not in found]
 
 
@@ -130,97 +133,82 @@ def _reason(failure: Mapping[str, Any]) -> str:
     return " ".join(text.split())
 
 
-#: A checked target and the side its index applies S on (``"query"`` or ``"documents"``).
-Checked = tuple[Target, str]
-_ATTEMPTS = 3  # searches in a row that may find the alias moved before giving up
+@dataclass(frozen=True)
+class Checked:
+    """A passed model check: the :class:`Target` and the side its index applies S on
+    (``"query"`` or ``"documents"``)."""
+
+    target: Target
+    expansion: str
 
 
 class TargetCheck:
     """The model checked against the indices behind a name: once, and again whenever an answer
     shows that the name now stands for other indices (see :class:`Target`).
 
-    ``clause_limit`` is the most clauses a query may have: the given limit, else the cluster's
-    (learned with the first check).
+    ``checked`` is the last passed check (None before the first, and after :meth:`forget`);
+    ``clause_limit`` the most clauses a query may have: the given limit, else the cluster's,
+    which the searcher learns with its first search.
     """
 
     def __init__(self, name: str, model: SoftCosineModel, clause_limit: int | None) -> None:
         self.name = name
         self.model = model
-        self._clause_limit = clause_limit
-        self.checked: Checked | None = None  # set by a passed model check
+        self.clause_limit = clause_limit
+        self.checked: Checked | None = None
 
     @property
-    def clause_limit(self) -> int:
-        assert self._clause_limit is not None, "known once ready_plan has run"
-        return self._clause_limit
+    def limit(self) -> int:
+        """:attr:`clause_limit`, once known."""
+        if self.clause_limit is None:
+            raise RuntimeError("the clause limit is read before the first search")
+        return self.clause_limit
 
     def forget(self) -> None:
         """The index was deleted: check the next one of that name again."""
         self.checked = None
 
-    def check_plan(self) -> Plan[tuple[dict[str, Any], Checked]]:
-        """Check the model against the indices behind the name now, and remember them.
-
-        Returns the ``_meta.es_scm`` of the indices and the :data:`Checked` pair.
-        """
-        response = yield Call("indices.get", {"index": self.name}, {"ignore_status": 404})
-        return self.accept(response)
-
     def accept(self, response: Any) -> tuple[dict[str, Any], Checked]:
         """Check the model against a get-index ``response`` of the name (404: none), and
-        remember the indices: the ``_meta.es_scm`` of the indices and the :data:`Checked` pair."""
+        remember the indices: the ``_meta.es_scm`` of the indices and the :class:`Checked`.
+
+        Raises
+        ------
+        IndexNotFoundError, ModelMismatchError
+            As :func:`~es_scm.elastic.schema.check_indices`.
+        """
         meta = check_indices(self.name, response, self.model)
-        checked = (Target.of(self.name, response.body), meta["expansion"])
+        checked = Checked(Target.of(self.name, response.body), meta["expansion"])
         self.checked = checked
         return meta, checked
 
     def created(self, shards: int, expansion: str) -> None:
         """The name is an index just created with this model: nothing to look up."""
-        self.checked = (Target(self.name, frozenset([self.name]), frozenset([shards])), expansion)
+        target = Target(self.name, frozenset([self.name]), frozenset([shards]))
+        self.checked = Checked(target, expansion)
 
-    def ready_plan(self, *, clauses: bool = True) -> Plan[Checked]:
-        """The :data:`Checked` pair (the model checked once) and, if ``clauses``, the clause
-        limit, learned once."""
-        checked = self.checked
-        if checked is None:
-            _, checked = yield from self.check_plan()
-        if clauses and self._clause_limit is None:
-            self._clause_limit = yield from max_clauses_plan()
-        return checked
+    def moved(self, error: ModelMismatchError) -> ModelMismatchError:
+        """The error of a check made again after an answer came from elsewhere."""
+        return ModelMismatchError(
+            f"{self.name!r} moved since its model was checked: {error} (an AliasSearcher "
+            "follows an alias from one model to the next)"
+        )
 
-    def recheck_plan(self, seen: Target, total: int | None) -> Plan[bool]:
-        """An answer did not come from ``seen``, or named no index: check the model again.
-
-        Returns whether the name still stands for the same indices (an answer from ``total``
-        shards is then theirs too, as through an alias with routing).
-        """
-        self.checked = None  # until checked again (another thread then checks too)
-        try:
-            _, (target, expansion) = yield from self.check_plan()
-        except ModelMismatchError as error:
-            raise ModelMismatchError(
-                f"{self.name!r} moved since its model was checked: {error} (an AliasSearcher "
-                "follows an alias from one model to the next)"
-            ) from error
-        if target.indices != seen.indices:
-            now = ", ".join(sorted(target.indices))
-            logger.info("%s: now %s; searching again", self.name, now)
+    def still(self, seen: Target, now: Checked, total: int | None) -> bool:
+        """After checking again (``now``): whether the name still stands for the indices
+        ``seen``; if so, an answer from ``total`` shards is theirs too (an alias with routing)
+        and is accepted from now on."""
+        if now.target.indices != seen.indices:
+            logger.info(
+                "%s: now %s; searching again", self.name, ", ".join(sorted(now.target.indices))
+            )
             return False
         totals = {*seen.shard_totals, *([] if total is None else [total])}
-        self.checked = (target.accepting(totals), expansion)
+        self.checked = Checked(now.target.accepting(totals), now.expansion)
         return True
 
-    def verified_plan(self, attempt: Callable[[Checked], Plan[R]]) -> Plan[R]:
-        """``attempt``'s result (it has ``hits``), from the indices the model was checked on."""
-        for _ in range(_ATTEMPTS):
-            checked = yield from self.ready_plan()
-            try:
-                result = yield from attempt(checked)
-            except TargetMoved as moved:
-                yield from self.recheck_plan(checked[0], moved.total)
-                continue
-            if result.hits or (yield from self.recheck_plan(checked[0], None)):  # type: ignore[attr-defined]
-                return result
-        raise PartialResultError(
-            f"{self.name!r} moved during each of {_ATTEMPTS} attempts of the search; try again"
+    def moved_too_often(self) -> PartialResultError:
+        """The error when the name moved during every one of :data:`ATTEMPTS` searches."""
+        return PartialResultError(
+            f"{self.name!r} moved during each of {ATTEMPTS} attempts of the search; try again"
         )

@@ -30,7 +30,7 @@ from typing import Any
 
 from elasticsearch import ApiError, Elasticsearch, TransportError
 
-from es_scm.elastic.connection import cluster_version
+from es_scm.elastic import cluster_version
 from es_scm.elastic.credentials import redact
 
 __all__ = [

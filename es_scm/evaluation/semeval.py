@@ -23,7 +23,7 @@ Methods (:func:`evaluate`)
     ``es-bm25``      Elasticsearch BM25: a ``match`` query on the ``text`` field, filtered to the
                      ids;
     ``bm25+scm``     hybrid search restricted to the 10 candidates
-                     (:meth:`es_scm.elastic.Searcher.search`, ``mode="hybrid"``, an ``ids`` filter):
+                     (:meth:`es_scm.elastic.Searcher.hybrid`, an ``ids`` filter):
                      BM25 and the SCM fused by min-max linear interpolation (the default) or
                      reciprocal rank fusion.
 """
@@ -157,7 +157,7 @@ def elasticsearch_scores(
         afterwards unless ``keep_index``.
     """
     from es_scm.elastic import SCMIndex
-    from es_scm.elastic.query import bm25_query
+    from es_scm.elastic.hybrid import hybrid_options, make_fusion
 
     name = index_name or f"es-scm-eval-semeval-{uuid.uuid4().hex[:10]}"
     index = SCMIndex(client, name, model)
@@ -171,6 +171,7 @@ def elasticsearch_scores(
             raise RuntimeError(f"indexing failed: {report.summary()}: {report.failures[:3]}")
         searcher = index.searcher
         hybrids = {"bm25+scm": {}} if hybrids is None else dict(hybrids)
+        fusions = {m: make_fusion(hybrid_options(model.hybrid, **o)) for m, o in hybrids.items()}
         exact: Scores = {}
         native: Scores = {}
         bm25: Scores = {}
@@ -181,19 +182,13 @@ def elasticsearch_scores(
             result = searcher.rescore(query, ids=ids)
             exact[question.id] = {hit.id: hit.score for hit in result.hits}
             ids_filter = {"ids": {"values": ids}}
-            result = searcher.search(query, len(ids), mode="native", filter=ids_filter)
-            native[question.id] = {hit.id: hit.native_score for hit in result.hits}
-            response = client.search(
-                index=name,
-                query=bm25_query(query, ids=ids),
-                size=len(ids),
-                source=False,
-                allow_partial_search_results=False,
-            )
-            bm25[question.id] = {h["_id"]: h["_score"] for h in response["hits"]["hits"]}
-            for method, options in hybrids.items():
-                result = searcher.search(
-                    query, len(ids), mode="hybrid", filter=ids_filter, depth=len(ids), **options
+            result = searcher.native(query, len(ids), filter=ids_filter)
+            native[question.id] = {hit.id: hit.score for hit in result.hits}  # = native_score
+            result = searcher.bm25(query, len(ids), filter=ids_filter)
+            bm25[question.id] = {hit.id: hit.score for hit in result.hits}
+            for method, fusion in fusions.items():
+                result = searcher.hybrid(
+                    query, len(ids), filter=ids_filter, fusion=fusion, depth=len(ids)
                 )
                 fused[method][question.id] = {hit.id: hit.score for hit in result.hits}
         return {"es-scm": exact, "es-scm-native": native, "es-bm25": bm25, **fused}

@@ -3,10 +3,10 @@
 Methods (:func:`run_collection`), each retrieving the top ``depth`` documents per query:
 
 ``bm25``      Elasticsearch's BM25: a ``match`` query on the indexed ``text`` field.
-``scm``       :meth:`es_scm.elastic.Searcher.search` in ``exact`` mode: native retrieval through the
+``scm``       :meth:`es_scm.elastic.Searcher.search` (exact search): native retrieval through the
               expanded query x' = SᵀWx, then the exact SCM, provably equal to the brute-force top
-              ``depth`` (see :mod:`es_scm.elastic.searcher`).
-``bm25+scm``  hybrid search (:meth:`es_scm.elastic.Searcher.search` with ``mode="hybrid"``):
+              ``depth`` (see :mod:`es_scm.elastic.windows`).
+``bm25+scm``  hybrid search (:meth:`es_scm.elastic.Searcher.hybrid`):
               BM25's and the SCM's top ``depth`` fused by min-max linear interpolation (the
               default) or reciprocal rank fusion (see :mod:`es_scm.elastic.hybrid`).
 
@@ -36,7 +36,7 @@ from typing import Any
 from es_scm.evaluation.significance import Comparison, compare, comparison_table
 from es_scm.extras import require
 from es_scm.files import open_text
-from es_scm.progress import Progress, tracked
+from es_scm.progress import Progress
 
 __all__ = [
     "BASELINE",
@@ -55,6 +55,7 @@ MEASURES = ("AP", "nDCG@10", "R@100")
 #: The method every other is compared with: BM25 on the same index (its text field's analyzer).
 BASELINE = "bm25"
 logger = logging.getLogger(__name__)
+_BATCH = 100  # queries of one batch_search of an evaluation
 
 METHOD_LABELS = {
     "bm25": "BM25 (Elasticsearch)",
@@ -288,9 +289,10 @@ def run_collection(
     depth : int, default=100
         Documents retrieved per query by every method (MAP is AP over this depth).
     hybrids : mapping, optional
-        Method name → hybrid options (``fusion``, ``alpha``, ``rrf_k``) of
-        :meth:`es_scm.elastic.Searcher.search` in ``hybrid`` mode; default
-        ``{"bm25+scm": {}}`` (the default fusion).
+        Method name → hybrid options (``fusion``, ``alpha``, ``rrf_k``, read by
+        :func:`es_scm.elastic.hybrid.hybrid_options` with the model's own) of
+        :meth:`es_scm.elastic.Searcher.hybrid`; default ``{"bm25+scm": {}}`` (the model's
+        fusion, else the default one).
     index_name : str, optional
         Default ``es-scm-eval-<collection>-<random>``; deleted afterwards unless ``keep_index``.
     measures : sequence of str, default=MEASURES
@@ -330,7 +332,7 @@ def run_collection(
     try:
         if index is not None:
             seconds["index"] = _index_collection(index, collection, text_analyzer)
-        made, timers = _search_queries(client, searcher, collection.name, queries, depth, hybrids)
+        made, timers = _search_queries(searcher, collection.name, queries, depth, hybrids)
         seconds.update({f"search_{m}": t for m, t in timers.items()})
     finally:
         if index is not None and not keep_index:
@@ -378,40 +380,35 @@ def _checked_measures(measures: Sequence[str], depth: int) -> list[str]:
 
 
 def _search_queries(
-    client: Any,
     searcher: Any,
     collection: str,
     queries: Mapping[str, str],
     depth: int,
     hybrids: Mapping[str, Mapping[str, Any]],
 ) -> tuple[dict[str, Run], dict[str, float]]:
-    """Every method's run over ``queries`` on the searcher's index, and its seconds in all."""
-    from es_scm.elastic.query import bm25_query
+    """Every method's run over ``queries`` on the searcher's index (``batch_search``, a method
+    at a time, :data:`_BATCH` queries a call so that progress can be shown), and its seconds."""
+    from es_scm.elastic.hybrid import hybrid_options, make_fusion
 
-    runs: dict[str, Run] = {"bm25": {}, "scm": {}, **{method: {} for method in hybrids}}
-    timers = dict.fromkeys(runs, 0.0)
-    progress = Progress(logger, collection, len(queries), "queries")
-    for qid, text in tracked(queries.items(), progress):
-        started = time.perf_counter()
-        response = client.search(
-            index=searcher.name,
-            query=bm25_query(text),
-            size=depth,
-            source=False,
-            allow_partial_search_results=False,
-        )
-        bm25 = {h["_id"]: float(h["_score"]) for h in response["hits"]["hits"]}
-        timers["bm25"] += time.perf_counter() - started
-        started = time.perf_counter()
-        result = searcher.search(text, k=depth, mode="exact")
-        runs["scm"][qid] = {h.id: h.score for h in result.hits}
-        timers["scm"] += time.perf_counter() - started
-        for method, options in hybrids.items():
+    methods: dict[str, dict[str, Any]] = {"bm25": {"method": "bm25"}, "scm": {}}
+    for method, options in hybrids.items():
+        fusion = make_fusion(hybrid_options(searcher.model.hybrid, **options))
+        methods[method] = {"method": "hybrid", "fusion": fusion, "depth": depth}
+    runs: dict[str, Run] = {method: {} for method in methods}
+    timers: dict[str, float] = dict.fromkeys(methods, 0.0)
+    ids = list(queries)
+    progress = Progress(logger, collection, len(ids) * len(methods), "searches")
+    for method, options in methods.items():
+        for start in range(0, len(ids), _BATCH):  # batches, so that progress can be told
+            batch = {qid: queries[qid] for qid in ids[start : start + _BATCH]}
             started = time.perf_counter()
-            fused = searcher.search(text, depth, mode="hybrid", depth=depth, **options)
-            runs[method][qid] = {h.id: h.score for h in fused.hits}
+            results = searcher.batch_search(batch, depth, **options)
             timers[method] += time.perf_counter() - started
-        runs["bm25"][qid] = bm25
+            runs[method].update(
+                {qid: {h.id: h.score for h in result.hits} for qid, result in results.items()}
+            )
+            progress.update(len(batch))
+    progress.close()
     return runs, timers
 
 

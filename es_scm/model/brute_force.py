@@ -12,7 +12,8 @@ scores). Every step is the term-similarity layer's own
 :meth:`~es_scm.similarity.scoring.QueryVector.scores`, which exact search's rescoring calls too:
 a document's score here has the same bits as in ``exact`` search).
 
-:func:`rank` is the ranking rule shared with Elasticsearch search: by score, then by document id.
+It ranks as search on Elasticsearch does (:func:`es_scm.similarity.scoring.rank`: by score, then
+by document id).
 """
 
 from __future__ import annotations
@@ -23,17 +24,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import scipy.sparse as sp
 
+from es_scm.similarity.scoring import rank
 from es_scm.validation import POSITIVE_INT, check
 
 if TYPE_CHECKING:  # pragma: no cover
     from es_scm.model.soft_cosine import SoftCosineModel
 
-__all__ = ["BruteForceSearch", "rank"]
-
-
-def rank(scored: Iterable[tuple[str, float]]) -> list[tuple[str, float]]:
-    """``(id, score)`` pairs best first: by score, then by id (equal scores)."""
-    return sorted(scored, key=lambda item: (-item[1], item[0]))
+__all__ = ["BruteForceSearch"]
 
 
 class BruteForceSearch:
@@ -66,7 +63,7 @@ class BruteForceSearch:
     ) -> None:
         if (texts is None) == (vectors is None):
             raise ValueError("BruteForceSearch needs exactly one of texts= or vectors=")
-        if vectors is None:
+        if texts is not None:
             vectors = model.vectorize_many(texts, role="document")
         self.model = model
         self.ids = np.asarray([str(i) for i in ids], dtype=object)

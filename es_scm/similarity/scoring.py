@@ -19,12 +19,15 @@ search's windows, rescoring and hybrid search's SCM side (through
 :meth:`~es_scm.model.SoftCosineModel.similarity`. The product sums each x'ᵀy' from 0 in increasing
 term order whatever the documents' layout, so a document's score has the same bits in exact
 search (a window of stored vectors) and in the brute force (a whole collection).
+
+Equal scores are therefore equal, with no rounding, and every ranking of es-scm — exact search,
+rescoring, hybrid search and the brute force — is :func:`rank`: by score, then by document id.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,7 +38,15 @@ from es_scm.similarity.matrix import TermSimilarityMatrix
 from es_scm.similarity.scm import dot
 from es_scm.similarity.unseen import UnseenWord
 
-__all__ = ["QueryVector", "query_vector", "stored_rows"]
+__all__ = ["QueryVector", "query_vector", "rank", "stored_rows"]
+
+
+def rank(scored: Iterable[tuple[str, float]]) -> list[tuple[str, float]]:
+    """``(id, score)`` pairs best first: by score, then by id (equal scores).
+
+    The one ranking rule of es-scm: search on Elasticsearch and the brute force rank alike.
+    """
+    return sorted(scored, key=lambda item: (-item[1], item[0]))
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import importlib.util
 import logging
+import re
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -24,20 +25,22 @@ from es_scm.elastic import (
 )
 from es_scm.elastic.aio import AsyncSCMIndex, AsyncSearcher, async_client_from_env
 from es_scm.elastic.results import SearchResult
+from es_scm.fusion import LinearFusion
 from es_scm.model import BruteForceSearch
 from tests.support import with_async_client
 
 DOCUMENTS = 400  # conftest.py's cranfield_sample
 QUERIES = ("1", "2", "7", "50", "100", "225")
-SEARCHES: list[dict[str, Any]] = [
-    {"mode": "exact"},
-    {"mode": "native"},
-    {"mode": "exact", "from_": 5},
-    {"mode": "exact", "filter": {"term": {"metadata.group": "g1"}}},
-    {"mode": "native", "filter": [{"terms": {"metadata.group": ["g0", "g2"]}}]},
-    {"mode": "hybrid"},
-    {"mode": "hybrid", "fusion": "linear", "alpha": 0.3},
-    {"mode": "exact", "explain": True},
+SEARCHES: list[dict[str, Any]] = [  # a method and its options
+    {"method": "search"},
+    {"method": "native"},
+    {"method": "search", "from_": 5},
+    {"method": "search", "filter": {"term": {"metadata.group": "g1"}}},
+    {"method": "native", "filter": [{"terms": {"metadata.group": ["g0", "g2"]}}]},
+    {"method": "hybrid"},
+    {"method": "hybrid", "fusion": LinearFusion(0.3)},
+    {"method": "bm25", "filter": {"term": {"metadata.group": "g1"}}},
+    {"method": "search", "explain": True},
 ]
 
 
@@ -94,6 +97,13 @@ def test_async_ingestion_reports_and_stores_what_the_sync_one_does(
     assert stored["es-scm-test-aio-async"]["7"]["metadata"] == {"group": "g1"}
 
 
+def call(searcher, query: str, options: dict[str, Any]):
+    """``searcher.<method>(query, 10, **options)`` of a SEARCHES entry."""
+    return getattr(searcher, options["method"])(
+        query, 10, **{k: v for k, v in options.items() if k != "method"}
+    )
+
+
 def test_async_search_equals_sync_search_in_every_mode(
     es_url, both, cranfield, cranfield_sample_model, cranfield_sample
 ):
@@ -107,14 +117,14 @@ def test_async_search_equals_sync_search_in_every_mode(
     async def searches(client):
         index = AsyncSCMIndex(client, "es-scm-test-aio-async", cranfield_sample_model)
         return [
-            [await index.search(cranfield.queries[q], 10, **options) for q in QUERIES]
+            [await call(index.searcher, cranfield.queries[q], options) for q in QUERIES]
             for options in SEARCHES
         ]
 
     got = with_async_client(es_url, searches)
     for options, results in zip(SEARCHES, got, strict=True):
         for query_id, result in zip(QUERIES, results, strict=True):
-            expected = sync_index.search(cranfield.queries[query_id], 10, **options)
+            expected = call(sync_index.searcher, cranfield.queries[query_id], options)
             assert comparable(result) == comparable(expected), (options, query_id)
     for query_id, result in zip(QUERIES, got[0], strict=True):
         brute = reference.search(cranfield.queries[query_id], 10)
@@ -137,8 +147,8 @@ def test_async_rescore_equals_sync_rescore(es_url, both, cranfield, cranfield_sa
         )
 
     by_ids, by_query = with_async_client(es_url, rescores)
-    assert comparable(by_ids) == comparable(sync_index.rescore(query, ids=ids))
-    expected = sync_index.rescore(query, es_query=es_query, size=30, k=10)
+    assert comparable(by_ids) == comparable(sync_index.searcher.rescore(query, ids=ids))
+    expected = sync_index.searcher.rescore(query, es_query=es_query, size=30, k=10)
     assert comparable(by_query) == comparable(expected)
     assert sorted(by_ids.ids()) == ["1", "12", "300", "7"]
     assert any("not found" in note for note in by_ids.notes)
@@ -157,7 +167,7 @@ def test_an_async_searcher_on_the_sync_index_equals_the_sync_searcher(
 
     expanded, result = with_async_client(es_url, search)
     assert expanded.weights.nnz == sync_index.searcher.expand(query).weights.nnz
-    assert comparable(result) == comparable(sync_index.search(query, 15))
+    assert comparable(result) == comparable(sync_index.searcher.search(query, 15))
 
 
 def test_async_errors_are_the_sync_ones(
@@ -166,13 +176,13 @@ def test_async_errors_are_the_sync_ones(
     other = SoftCosineModel.build(["a different corpus about cats", "and dogs"], glove)
 
     async def mismatched(client):
-        await AsyncSCMIndex(client, "es-scm-test-aio-async", other).search("cats")
+        await AsyncSearcher(client, "es-scm-test-aio-async", other).search("cats")
 
     with pytest.raises(ModelMismatchError, match="built with model"):
         with_async_client(es_url, mismatched)
 
     async def missing(client):
-        await AsyncSCMIndex(client, index_name, cranfield_sample_model).search("cats")
+        await AsyncSearcher(client, index_name, cranfield_sample_model).search("cats")
 
     with pytest.raises(IndexNotFoundError):
         with_async_client(es_url, missing)
@@ -224,9 +234,9 @@ def test_async_optimize_merges_to_one_segment_and_keeps_the_results(
         for start in range(0, 120, 40):  # three refreshed bulks: several segments
             await index.index_documents(cranfield_sample[start : start + 40])
         segments = len(await client.cat.segments(index=index_name, format="json"))
-        before = await index.search("boundary layer flow", 10)
+        before = await index.searcher.search("boundary layer flow", 10)
         await index.optimize()
-        return segments, before, await index.search("boundary layer flow", 10)
+        return segments, before, await index.searcher.search("boundary layer flow", 10)
 
     segments_before, before, after = with_async_client(es_url, work)
     assert segments_before > 1
@@ -297,7 +307,7 @@ def test_the_async_web_handler_example_serves_the_sync_results(
             return found.status, await found.json(), bad.status
 
     status, body, bad_status = asyncio.run(serve(async_client_from_env(es_url)))
-    expected = both[0].search(query, 5)
+    expected = both[0].searcher.search(query, 5)
     assert status == 200
     assert [hit["id"] for hit in body["hits"]] == expected.ids()
     assert [hit["score"] for hit in body["hits"]] == [hit.score for hit in expected]
@@ -327,7 +337,12 @@ def test_a_cancelled_async_ingestion_propagates_and_logs_its_counts(
         await client.indices.refresh(index=index_name)
         return await index.count()
 
-    with caplog.at_level(logging.WARNING, logger="es_scm.elastic.ingest"):
+    with caplog.at_level(logging.WARNING, logger="es_scm.elastic._async.ingest"):
         count = with_async_client(es_url, cancel)
     assert count < len(cranfield_sample)
-    assert any("ingestion cancelled" in record.getMessage() for record in caplog.records)
+    logged = [r.getMessage() for r in caplog.records if "ingestion cancelled" in r.getMessage()]
+    assert len(logged) == 1
+    # what the requests it waited for wrote is counted as indexed, and nothing came after
+    indexed = re.search(r"indexed (\d+) \(created (\d+), updated 0\)", logged[0])
+    assert indexed is not None, logged
+    assert int(indexed.group(1)) == int(indexed.group(2)) == count

@@ -12,8 +12,16 @@ import pytest
 
 from es_scm import SoftCosineModel, TermSimilarityMatrix
 from es_scm.cli.errors import EXIT_ERROR, EXIT_OK
-from es_scm.elastic import AliasSearcher, IndexNotFoundError, ModelMismatchError, SCMIndex
-from es_scm.elastic.aliases import FLATTENED, AliasSwapError, reindex_into_alias
+from es_scm.elastic import (
+    FLATTENED,
+    AliasSearcher,
+    AliasSwapError,
+    IndexNotFoundError,
+    ModelMismatchError,
+    SCMIndex,
+    Searcher,
+    reindex_into_alias,
+)
 from es_scm.elastic.ingest import IngestError
 from es_scm.elastic.schema import mapping_options
 
@@ -115,7 +123,7 @@ def test_a_same_model_reindex_is_invisible_to_a_plain_searcher(es_client, index_
     def search_continuously() -> None:
         while not stop.is_set():
             try:
-                results.append(len(plain.search(QUERY, k=10)))
+                results.append(len(plain.searcher.search(QUERY, k=10)))
             except BaseException as error:
                 errors.append(error)
 
@@ -161,7 +169,7 @@ def test_the_old_index_is_kept_when_asked_or_still_in_use(es_client, index_name,
     assert es_client.indices.exists(index=kept.index)
     mappings = es_client.indices.get_mapping(index=third.index)[third.index]["mappings"]
     assert mapping_options(mappings)["metadata_mapping"] is None
-    result = SCMIndex(es_client, alias, old).search(
+    result = Searcher(es_client, alias, old).search(
         "red road", k=3, filter={"term": {"metadata.group": "0"}}
     )
     assert len(result) == 3
@@ -178,7 +186,7 @@ def test_an_index_becomes_an_alias_of_the_same_name(es_client, index_name, model
     assert list(es_client.indices.get_alias(name=index_name)) == [swap.index]
     assert SCMIndex(es_client, index_name, new).count() == 30
     with pytest.raises(ModelMismatchError):
-        SCMIndex(es_client, index_name, old).search(QUERY)
+        Searcher(es_client, index_name, old).search(QUERY)
     with pytest.raises(ModelMismatchError, match="does not hold"):
         AliasSearcher(es_client, index_name, [old]).search(QUERY)
     with pytest.raises(IndexNotFoundError):
@@ -239,3 +247,25 @@ def test_the_alias_option_of_the_index_command(
     assert code == EXIT_ERROR
     assert f"the alias '{index_name}' was not moved" in err
     assert len(es_client.indices.get(index=f"{index_name}-*")) == 2  # first and second only
+
+
+def test_the_alias_searcher_has_every_search_method_of_a_searcher(es_client, index_name, models):
+    """search, native, hybrid, bm25 and rescore on the alias answer as a searcher of the index
+    it points at, with that index's model."""
+    old, new = models
+    reindex_into_alias(es_client, index_name, old, corpus(60))
+    swap = reindex_into_alias(es_client, index_name, new, corpus(60), grace=0)
+    through_alias = AliasSearcher(es_client, index_name, [old, new])
+    direct = Searcher(es_client, swap.index, new)
+    calls = {
+        "search": lambda s: s.search(QUERY, 5),
+        "native": lambda s: s.native(QUERY, 5),
+        "hybrid": lambda s: s.hybrid(QUERY, 5),
+        "bm25": lambda s: s.bm25("car", 5, filter={"term": {"metadata.group": "0"}}),
+        "rescore": lambda s: s.rescore(QUERY, ids=["d0", "d25", "d1"]),
+    }
+    for name, call in calls.items():
+        got, expected = call(through_alias), call(direct)
+        assert got.ids() == expected.ids(), name
+        assert [hit.score for hit in got] == [hit.score for hit in expected], name
+        assert got.ids(), name

@@ -164,7 +164,7 @@ def test_search_a_batch_of_queries_into_a_trec_run(
     assert top2 == {(q, d) for q, ds in SYNONYM_RELEVANT.items() for d in ds}
     index = SCMIndex(es_client, index_name, SoftCosineModel.load(beir["model"]))
     for qid, text in SYNONYM_TOPICS.items():
-        expected = {hit.id: hit.score for hit in index.search(text, k=3).hits}
+        expected = {hit.id: hit.score for hit in index.searcher.search(text, k=3).hits}
         mine = [row for row in rows if row[0] == qid]
         assert {row[2]: float(row[4]) for row in mine} == pytest.approx(expected, rel=1e-9)
         assert [int(row[3]) for row in mine] == [1, 2]

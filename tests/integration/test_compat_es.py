@@ -18,7 +18,8 @@ import pytest
 from es_scm import SCMIndex, SoftCosineModel, TermSimilarityMatrix
 from es_scm.cli import main
 from es_scm.cli.errors import EXIT_ERROR
-from es_scm.elastic.connection import client_from_env, cluster_version, error_reason
+from es_scm.elastic import cluster_version
+from es_scm.elastic.connection import client_from_env, error_reason
 
 TEXTS = ["the car drives on the road", "an automobile on the highway", "a cat sleeps on a mat"]
 
@@ -56,7 +57,7 @@ def test_the_8_client_indexes_and_searches_on_a_9_server():
     try:
         report = index.index_documents([{"id": str(i), "text": t} for i, t in enumerate(TEXTS)])
         assert (report.created, report.failed) == (3, 0)
-        result = index.search("car on the road", k=3)
+        result = index.searcher.search("car on the road", k=3)
         # "car"/"road" are in document 0; document 1 has their synonyms only; 2 neither
         assert result.ids() == ["0", "1"]
         assert result.exact_guarantee

@@ -11,9 +11,14 @@ import asyncio
 import numpy as np
 import pytest
 
-from es_scm.elastic import ModelMismatchError, NotProvenError, SCMIndex, Searcher
+from es_scm.elastic import (
+    ModelMismatchError,
+    NotProvenError,
+    SCMIndex,
+    Searcher,
+    reindex_into_alias,
+)
 from es_scm.elastic.aio import AsyncSCMIndex, async_client_from_env
-from es_scm.elastic.aliases import reindex_into_alias
 from es_scm.elastic.schema import EXPANDED_FIELD, VECTOR_FIELD, stored_vector
 from es_scm.model import BruteForceSearch
 
@@ -52,7 +57,7 @@ def test_exact_equals_brute_force_on_every_cranfield_query(cranfield, reference,
     index = indices["documents"]
     for query in cranfield.queries.values():
         expected = reference.search(query, K)
-        exact = index.search(query, K, mode="exact")
+        exact = index.searcher.search(query, K)
         assert exact.exact_guarantee, exact.notes
         assert exact.ids() == [doc_id for doc_id, _ in expected], query
         np.testing.assert_allclose(
@@ -77,8 +82,8 @@ def test_the_query_sends_its_own_terms_to_the_expanded_field(
 def test_native_scores_match_the_query_side_index(cranfield, indices):
     for query_id in ("1", "7", "100"):
         query = cranfield.queries[query_id]
-        exact = {h.id: h.score for h in indices["query"].search(query, 50, mode="exact")}
-        for hit in indices["documents"].search(query, 20, mode="native"):
+        exact = {h.id: h.score for h in indices["query"].searcher.search(query, 50)}
+        for hit in indices["documents"].searcher.native(query, 20):
             assert hit.id in exact
             # both estimate the same SCM from below, within the 9-bit storage (and float32 sums)
             assert exact[hit.id] * (1 - 2**-7) - 1e-6 <= hit.score <= exact[hit.id] + 1e-6
@@ -144,7 +149,7 @@ def test_an_alias_swap_keeps_the_expansion(
         es_client, index_name, cranfield_default_model, some, expansion="documents"
     )
     assert (
-        SCMIndex(es_client, first.index, cranfield_default_model).check()["expansion"]
+        Searcher(es_client, first.index, cranfield_default_model).check()["expansion"]
         == "documents"
     )
     second = reindex_into_alias(
@@ -152,10 +157,10 @@ def test_an_alias_swap_keeps_the_expansion(
     )  # inherits it
     assert second.index != first.index
     assert (
-        SCMIndex(es_client, second.index, cranfield_default_model).check()["expansion"]
+        Searcher(es_client, second.index, cranfield_default_model).check()["expansion"]
         == "documents"
     )
-    result = SCMIndex(es_client, index_name, cranfield_default_model).search(
+    result = Searcher(es_client, index_name, cranfield_default_model).search(
         cranfield.queries["1"], K
     )
     assert result.exact_guarantee
@@ -173,13 +178,17 @@ def test_the_async_api_builds_and_searches_the_same_index(
             await index.create(expansion="documents")
             report = await index.index_documents(documents(cranfield))
             assert report.ok
-            return [(await index.search(cranfield.queries[q], K)).ids() for q in ("1", "50", "225")]
+            return [
+                (await index.searcher.search(cranfield.queries[q], K)).ids()
+                for q in ("1", "50", "225")
+            ]
         finally:
             await client.close()
 
     got = asyncio.run(build_and_search())
     expected = [
-        indices["documents"].search(cranfield.queries[q], K).ids() for q in ("1", "50", "225")
+        indices["documents"].searcher.search(cranfield.queries[q], K).ids()
+        for q in ("1", "50", "225")
     ]
     assert got == expected
     mapping = es_client.indices.get_mapping(index=index_name)[index_name]["mappings"]

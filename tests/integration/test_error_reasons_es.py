@@ -7,18 +7,16 @@ reason at the top and the real one ("Search rejected due to missing shards") in 
 
 from __future__ import annotations
 
-import operator
-
 import pytest
 from elasticsearch import ApiError
 
 from es_scm.cli import main
 from es_scm.cli.errors import EXIT_ERROR
-from es_scm.elastic import SCMIndex
+from es_scm.elastic import Searcher, cluster_version
 from es_scm.elastic.connection import error_reason
-from es_scm.elastic.indices import create_index_plan
+from es_scm.elastic.indices import layout_mapping
 from es_scm.elastic.requests import IndexLayout
-from es_scm.elastic.runtime import drive
+from es_scm.elastic.schema import settings_for_version
 
 TEXTS = ["supersonic flow over a swept wing", "boundary layer transition on a flat plate"]
 NO_NODE = {"index.routing.allocation.require._name": "es-scm-test-no-such-node"}
@@ -28,14 +26,13 @@ NO_NODE = {"index.routing.allocation.require._name": "es-scm-test-no-such-node"}
 def red_index(es_client, index_name, model) -> str:
     """An es-scm index of ``model`` whose only primary shard can be allocated nowhere."""
 
-    def execute(call):
-        kwargs = dict(call.kwargs)
-        if call.method == "indices.create":  # es-scm's own settings, plus the impossible filter
-            kwargs["settings"] = {**kwargs["settings"], **NO_NODE}
-            kwargs["wait_for_active_shards"] = 0
-        return operator.attrgetter(call.method)(es_client)(**kwargs)
-
-    assert drive(create_index_plan(index_name, model, IndexLayout()), execute) is True
+    version = cluster_version(es_client)
+    es_client.indices.create(  # es-scm's own settings and mapping, plus the impossible filter
+        index=index_name,
+        settings={**settings_for_version(version), **NO_NODE},
+        mappings=layout_mapping(model, IndexLayout(), version),
+        wait_for_active_shards=0,
+    )
     health = es_client.cluster.health(index=index_name)
     assert health["status"] == "red"
     assert health["unassigned_shards"] == 1
@@ -48,7 +45,7 @@ def missing_shards(name: str) -> str:
 
 def test_a_red_index_gives_the_reason_of_the_503(es_client, red_index, model):
     with pytest.raises(ApiError) as refused:
-        SCMIndex(es_client, red_index, model).search("supersonic wing")
+        Searcher(es_client, red_index, model).search("supersonic wing")
     assert refused.value.meta.status == 503
     reason = error_reason(refused.value)
     assert reason.startswith("search_phase_execution_exception: ")

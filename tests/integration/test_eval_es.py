@@ -9,7 +9,7 @@ import uuid
 import pytest
 
 from es_scm.cli import main
-from es_scm.elastic.connection import cluster_version
+from es_scm.elastic import cluster_version
 
 DEV = "semeval2016-task3/SemEval2016-Task3-CQA-QL-dev.xml"
 GOLD = DEV + ".subtaskB.relevancy"

@@ -33,7 +33,7 @@ out = {"similarity": model.similarity("car", "automobile")}
 index = SCMIndex(client_from_env(sys.argv[1]), sys.argv[2], model)
 report = index.index_documents([{"id": str(i), "text": t} for i, t in enumerate(texts)])
 out["indexed"] = report.indexed
-out["hits"] = index.search("car", k=2).ids()
+out["hits"] = index.searcher.search("car", k=2).ids()
 index.delete()
 errors = {}
 for name, call in {

@@ -101,9 +101,9 @@ def test_concurrent_creators_both_succeed(es_client, index_name, model):
 def test_one_copy_of_S_per_model(es_client, index_name, model):
     first, second = SCMIndex(es_client, index_name, model), SCMIndex(es_client, index_name, model)
     first.index_documents(aero_corpus(50))
-    first.search("boundary layer")
+    first.searcher.search("boundary layer")
     rows = model.similarity_matrix.rows
-    second.search("boundary layer")
+    second.searcher.search("boundary layer")
     assert model.similarity_matrix.rows is rows
 
 

@@ -69,11 +69,12 @@ def test_indexing_into_a_new_index_looks_nothing_up(es_client, index_name, model
 def test_a_warm_search_is_one_request(es_client, index_name, model):
     index = SCMIndex(es_client, index_name, model)
     index.index_documents(documents())
-    index.search("supersonic wing")  # warms up: the model check, the clause limit
+    index.searcher.search("supersonic wing")  # warms up: the model check, the clause limit
     requests = Requests(es_client)
-    for mode in ("exact", "native"):
-        sent = requests.during(lambda mode=mode: index.search("boundary layer", mode=mode))
-        assert len(sent) == 1, (mode, sent)
+    for method in ("search", "native", "bm25"):
+        search = getattr(index.searcher, method)
+        sent = requests.during(lambda search=search: search("boundary layer"))
+        assert len(sent) == 1, (method, sent)
         assert requests.result.hits
 
 
@@ -84,10 +85,10 @@ def test_a_warm_async_search_is_one_request(es_url, es_client, index_name, model
         client = async_client_from_env(es_url)
         try:
             index = AsyncSCMIndex(client, index_name, model)
-            await index.search("supersonic wing")
+            await index.searcher.search("supersonic wing")
             requests = Requests(client)
             start = len(requests.sent)
-            result = await index.search("boundary layer")
+            result = await index.searcher.search("boundary layer")
             assert result.hits
             return requests.sent[start:]
         finally:

@@ -22,7 +22,7 @@ TEXTS = AERO_TEXTS
 
 
 def ids(index: SCMIndex, query: str, filter: dict) -> list[str]:
-    return sorted(index.search(query, k=10, filter=filter).ids())
+    return sorted(index.searcher.search(query, k=10, filter=filter).ids())
 
 
 def test_a_conflicting_metadata_type_is_stored_safely(es_client, index_name, model):
@@ -41,7 +41,7 @@ def test_a_conflicting_metadata_type_is_stored_safely(es_client, index_name, mod
         "a"
     ]
     assert ids(index, query, {"exists": {"field": "metadata.published"}}) == ["a", "b"]
-    hits = {hit.id: hit for hit in index.search(query, k=3)}
+    hits = {hit.id: hit for hit in index.searcher.search(query, k=3)}
     assert hits["c"].source["metadata"] == {"published": {"nested": 1}}  # _source as sent
 
 
@@ -79,7 +79,7 @@ def test_an_explicit_mapping_reports_each_conflicting_document(es_client, index_
     query = "boundary layer"
     assert ids(index, query, {"range": {"metadata.published": {"gte": "2019-06-01"}}}) == ["a"]
     assert ids(index, query, {"term": {"metadata.topic": "flow"}}) == ["a"]
-    hits = {hit.id: hit for hit in index.search(query, k=5)}
+    hits = {hit.id: hit for hit in index.searcher.search(query, k=5)}
     assert hits["d"].source["metadata"] == {"unmapped": {"deep": [1, "x"]}}  # stored, unindexed
     mapping = es_client.indices.get_mapping(index=index_name)[index_name]["mappings"]
     assert "unmapped" not in mapping["properties"]["metadata"]["properties"]
@@ -173,8 +173,8 @@ def test_an_index_of_the_previous_mapping_still_works(es_client, index_name, mod
         [{"id": str(i), "text": text, "year": 2000 + i} for i, text in enumerate(TEXTS)]
     )
     assert report.ok
-    assert index.check()["schema_version"] == 2
-    result = index.search(
+    assert index.searcher.check()["schema_version"] == 2
+    result = index.searcher.search(
         "supersonic flow", k=2, filter={"range": {"metadata.year": {"gte": 2003}}}
     )
     assert result.ids() == ["3"]

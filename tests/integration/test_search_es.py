@@ -1,4 +1,4 @@
-"""Soft cosine search through a real Elasticsearch: ingestion, expansion, the three modes.
+"""Soft cosine search through a real Elasticsearch: ingestion, expansion, every search method.
 
 The reference is brute-force exact SCM computed locally (``brute_force_search``).
 """
@@ -9,9 +9,17 @@ import numpy as np
 import pytest
 
 from es_scm import SoftCosineModel
-from es_scm.elastic import IndexNotFoundError, ModelMismatchError, NotProvenError, SCMIndex
-from es_scm.elastic.connection import cluster_version, version_tuple
+from es_scm.elastic import (
+    IndexNotFoundError,
+    ModelMismatchError,
+    NotProvenError,
+    SCMIndex,
+    Searcher,
+    cluster_version,
+)
+from es_scm.elastic.connection import version_tuple
 from es_scm.elastic.schema import index_mapping, stored_vector
+from es_scm.fusion import LinearFusion
 from es_scm.model import BruteForceSearch
 
 K = 10
@@ -34,12 +42,12 @@ def test_exact_equals_brute_force_on_every_cranfield_query(
     recalls = []
     for query in cranfield.queries.values():
         expected = cranfield_reference.search(query, K)
-        exact = cranfield_index.search(query, K, mode="exact")
+        exact = cranfield_index.searcher.search(query, K)
         assert exact.exact_guarantee, exact.notes
         assert exact.ids() == [doc_id for doc_id, _ in expected], query
         got_scores = [hit.score for hit in exact]
         np.testing.assert_allclose(got_scores, [s for _, s in expected], atol=1e-6, rtol=0)
-        native = cranfield_index.search(query, K, mode="native")
+        native = cranfield_index.searcher.native(query, K)
         recalls.append(len(set(native.ids()) & set(exact.ids())) / len(expected))
     assert len(recalls) == 225
     assert np.mean(recalls) >= 0.99
@@ -55,26 +63,28 @@ def test_exact_scores_are_the_brute_forces_bit_for_bit(
         np.testing.assert_array_equal(
             cranfield_reference.scores(query, every_document=True), scores
         )
-        exact = cranfield_index.search(query, K, mode="exact")
+        exact = cranfield_index.searcher.search(query, K)
         assert [hit.score for hit in exact] == [scores[position[hit.id]] for hit in exact]
-    rescored = cranfield_index.rescore(query, ids=list(position)[:50])
+    rescored = cranfield_index.searcher.rescore(query, ids=list(position)[:50])
     assert [hit.score for hit in rescored] == [scores[position[hit.id]] for hit in rescored]
 
 
 def test_native_score_is_elasticsearchs_scm_in_every_mode(cranfield, cranfield_index):
     query = cranfield.queries["7"]
-    native = {h.id: h for h in cranfield_index.search(query, 20, mode="native")}
-    exact = cranfield_index.search(query, 10, mode="exact")
+    native = {h.id: h for h in cranfield_index.searcher.native(query, 20)}
+    exact = cranfield_index.searcher.search(query, 10)
     assert all(hit.native_score == hit.score for hit in native.values())
     for hit in exact:  # the same estimate of the same SCM, next to the exact score
         assert hit.native_score == pytest.approx(native[hit.id].native_score, rel=1e-12)
-    assert all(hit.native_score is None for hit in cranfield_index.rescore(query, ids=["1"]))
+    assert all(
+        hit.native_score is None for hit in cranfield_index.searcher.rescore(query, ids=["1"])
+    )
 
 
 def test_native_scores_approximate_the_scm_from_below(cranfield, cranfield_index):
     query = cranfield.queries["1"]
-    exact = {h.id: h.score for h in cranfield_index.search(query, 50, mode="exact")}
-    for hit in cranfield_index.search(query, 20, mode="native"):
+    exact = {h.id: h.score for h in cranfield_index.searcher.search(query, 50)}
+    for hit in cranfield_index.searcher.native(query, 20):
         assert hit.id in exact
         assert exact[hit.id] * (1 - 2**-8) - 1e-6 <= hit.score <= exact[hit.id] + 1e-6
 
@@ -84,7 +94,7 @@ def test_paging_matches_brute_force(
 ):
     query = cranfield.queries["2"]
     expected = cranfield_reference.search(query, 30)
-    page = cranfield_index.search(query, 10, mode="exact", from_=20)
+    page = cranfield_index.searcher.search(query, 10, from_=20)
     assert page.ids() == [doc_id for doc_id, _ in expected[20:30]]
 
 
@@ -98,19 +108,19 @@ def test_three_shards_and_an_alias_give_the_same_top_k(
     alias = SCMIndex(es_client, f"{index_name}-alias", cranfield_model)
     for query_id in ("1", "50", "100", "225"):
         query = cranfield.queries[query_id]
-        single = cranfield_index.search(query, K)
-        assert sharded.search(query, K).ids() == single.ids()
-        assert alias.search(query, K).ids() == single.ids()
+        single = cranfield_index.searcher.search(query, K)
+        assert sharded.searcher.search(query, K).ids() == single.ids()
+        assert alias.searcher.search(query, K).ids() == single.ids()
 
 
 def test_rescore_by_ids_and_by_an_es_query(cranfield, cranfield_index):
     query = cranfield.queries["3"]
-    exact = cranfield_index.search(query, K)
+    exact = cranfield_index.searcher.search(query, K)
     shuffled = [*list(reversed(exact.ids())), "no-such-document"]
-    rescored = cranfield_index.rescore(query, ids=shuffled)
+    rescored = cranfield_index.searcher.rescore(query, ids=shuffled)
     assert rescored.ids() == exact.ids()
     assert any("not found" in note for note in rescored.notes)
-    bm25 = cranfield_index.rescore(query, es_query={"match": {"text": query}}, size=50)
+    bm25 = cranfield_index.searcher.rescore(query, es_query={"match": {"text": query}}, size=50)
     assert len(bm25) == 50
     scores = [hit.score for hit in bm25]
     assert scores == sorted(scores, reverse=True)
@@ -120,16 +130,16 @@ def test_a_mismatched_model_is_refused(es_client, cranfield_index, glove):
     other = SoftCosineModel.build(["a different corpus about cats", "and dogs"], glove)
     mismatched = SCMIndex(es_client, cranfield_index.name, other)
     with pytest.raises(ModelMismatchError, match="built with model"):
-        mismatched.search("cats")
+        mismatched.searcher.search("cats")
     with pytest.raises(ModelMismatchError):
         mismatched.index_documents([{"id": "x", "text": "cats"}])
     with pytest.raises(IndexNotFoundError):
-        SCMIndex(es_client, "es-scm-test-missing", other).search("cats")
+        Searcher(es_client, "es-scm-test-missing", other).search("cats")
 
 
 @pytest.mark.parametrize("query", ["", "   ", "the of and to", "zzzqqq xxyyzz"])
 def test_queries_without_vocabulary_terms_return_nothing(cranfield_index, query):
-    result = cranfield_index.search(query)
+    result = cranfield_index.searcher.search(query)
     assert result.hits == []
     assert result.exact_guarantee
     assert "no vocabulary terms" in result.notes[0]
@@ -143,11 +153,11 @@ def test_a_ten_thousand_term_query(
     expected = cranfield_reference.search(query, K)
     client, name = cranfield_index.client, cranfield_index.name
     long = SCMIndex(client, name, cranfield_model, max_query_words=10_000)  # default: 1,000
-    result = long.search(query, K)
+    result = long.searcher.search(query, K)
     assert result.ids() == [doc_id for doc_id, _ in expected]
     pruned = SCMIndex(client, name, cranfield_model, max_clauses=200, max_query_words=10_000)
     try:
-        pruned_result, unproven = pruned.search(query, K), ""
+        pruned_result, unproven = pruned.searcher.search(query, K), ""
     except NotProvenError as error:  # what was left out may hold a better document
         pruned_result, unproven = error.result, str(error)
     if unproven:
@@ -179,13 +189,13 @@ def test_edge_documents(es_client, index_name, cranfield_model):
     assert report.indexed == 5
     assert sorted(report.empty_ids) == ["stop", "unknown"]
     assert index.count() == 5
-    result = index.search("swept wing boundary layer", k=5)
+    result = index.searcher.search("swept wing boundary layer", k=5)
     assert "réseau/aile/1" in result.ids()
     assert "big" in result.ids()
     assert result.hits[result.ids().index("réseau/aile/1")].source["metadata"] == {
         "source": "unicode/slash"
     }
-    rescored = index.rescore("supersonic cone", ids=["日本/2", "stop"])
+    rescored = index.searcher.rescore("supersonic cone", ids=["日本/2", "stop"])
     assert rescored.ids()[0] == "日本/2"
     assert rescored.hits[1].score == 0.0
 
@@ -218,10 +228,10 @@ def test_the_bool_query_form_ranks_alike(es_client, cranfield, cranfield_model, 
     other = SCMIndex(es_client, cranfield_index.name, cranfield_model, query_type="bool")
     for query_id in ("4", "5", "6"):
         query = cranfield.queries[query_id]
-        exact = cranfield_index.search(query, K)
-        assert other.search(query, K).ids() == exact.ids()
-        native = cranfield_index.search(query, K, mode="native")
-        other_native = other.search(query, K, mode="native")
+        exact = cranfield_index.searcher.search(query, K)
+        assert other.searcher.search(query, K).ids() == exact.ids()
+        native = cranfield_index.searcher.native(query, K)
+        other_native = other.searcher.native(query, K)
         np.testing.assert_allclose(
             [h.score for h in other_native], [h.score for h in native], rtol=1e-6
         )
@@ -251,7 +261,7 @@ def test_an_index_of_another_schema_version_is_refused(es_client, index_name, cr
     es_client.indices.create(index=index_name, mappings=mapping)
     index = SCMIndex(es_client, index_name, cranfield_model)
     with pytest.raises(ModelMismatchError, match="schema version 1"):
-        index.search("boundary layer")
+        index.searcher.search("boundary layer")
 
 
 def test_optimize_merges_into_one_segment_and_keeps_the_results(
@@ -262,11 +272,11 @@ def test_optimize_merges_into_one_segment_and_keeps_the_results(
     for start in range(0, 300, 100):  # three refreshes: at least three segments
         index.index_documents(documents[start : start + 100], concurrency=3)
     query = cranfield.queries["1"]
-    before = index.search(query, K)
+    before = index.searcher.search(query, K)
     index.optimize()
     segments = es_client.cat.segments(index=index_name, format="json")
     assert len(segments) == 1
-    after = index.search(query, K)
+    after = index.searcher.search(query, K)
     assert after.ids() == before.ids()
     assert [h.score for h in after] == [h.score for h in before]
     with pytest.raises(ValueError, match="max_num_segments"):
@@ -314,7 +324,7 @@ def test_filtered_exact_equals_filtered_brute_force_on_every_query(
     allowed = [doc_id for doc_id in cranfield.documents if keeps(doc_id)]
     for query in cranfield.queries.values():
         expected = cranfield_reference.search(query, K, among=allowed)
-        result = grouped_index.search(query, K, filter=clause)
+        result = grouped_index.searcher.search(query, K, filter=clause)
         assert result.exact_guarantee
         assert result.ids() == [doc_id for doc_id, _ in expected], (name, query)
         np.testing.assert_allclose(
@@ -326,13 +336,13 @@ def test_filtered_exact_equals_filtered_brute_force_on_every_query(
 def test_native_search_honours_filters(cranfield, grouped_index, name):
     clause, keeps = FILTERS[name]
     for query in list(cranfield.queries.values())[:10]:
-        native = grouped_index.search(query, K, mode="native", filter=clause)
+        native = grouped_index.searcher.native(query, K, filter=clause)
         assert all(keeps(hit.id) for hit in native)
 
 
 def test_a_filter_must_be_a_query_clause(grouped_index):
     with pytest.raises(ValueError, match="filter must be an Elasticsearch query clause"):
-        grouped_index.search("wing", filter=["metadata.group=g1"])
+        grouped_index.searcher.search("wing", filter=["metadata.group=g1"])
 
 
 def bm25_scores(es_client, index, query):
@@ -355,7 +365,7 @@ def test_hybrid_rrf_is_the_documented_fusion(
         for rank, doc_id in enumerate(ranking, start=1):
             fused[doc_id] = fused.get(doc_id, 0.0) + 1 / (60 + rank)
     expected = sorted(fused, key=lambda i: (-round(fused[i], 12), i))[:K]
-    result = cranfield_index.search(query, K, mode="hybrid", fusion="rrf", depth=depth)
+    result = cranfield_index.searcher.hybrid(query, K, fusion="rrf", depth=depth)
     assert result.ids() == expected
     assert result.exact_guarantee
     np.testing.assert_allclose([h.score for h in result], [fused[i] for i in expected], rtol=1e-12)
@@ -383,9 +393,7 @@ def test_hybrid_linear_is_the_documented_fusion(
         for n, c in enumerate(candidates)
     }
     expected = sorted(fused, key=lambda i: (-round(fused[i], 12), i))[:K]
-    result = cranfield_index.search(
-        query, K, mode="hybrid", fusion="linear", alpha=alpha, depth=depth
-    )
+    result = cranfield_index.searcher.hybrid(query, K, fusion=LinearFusion(alpha), depth=depth)
     assert result.ids() == expected
     np.testing.assert_allclose([h.score for h in result], [fused[i] for i in expected], atol=1e-9)
     for hit in result:
@@ -396,9 +404,9 @@ def test_hybrid_linear_is_the_documented_fusion(
 def test_hybrid_respects_filters_and_paging(cranfield, grouped_index):
     query = cranfield.queries["2"]
     clause, keeps = FILTERS["g1"]
-    first = grouped_index.search(query, 20, mode="hybrid", filter=clause)
+    first = grouped_index.searcher.hybrid(query, 20, filter=clause)
     assert all(keeps(hit.id) for hit in first)
-    page = grouped_index.search(query, 10, mode="hybrid", filter=clause, from_=10)
+    page = grouped_index.searcher.hybrid(query, 10, filter=clause, from_=10)
     assert page.ids() == first.ids()[10:]
     with pytest.raises(ValueError, match="fusion must be one of"):
-        grouped_index.search(query, mode="hybrid", fusion="mean")
+        grouped_index.searcher.hybrid(query, fusion="mean")

@@ -12,6 +12,8 @@ import io
 import itertools
 import json
 import logging
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 
@@ -21,13 +23,20 @@ from es_scm import SoftCosineModel, TermSimilarityMatrix
 from es_scm.cli import main
 from es_scm.cli.errors import EXIT_ERROR, EXIT_OK, EXIT_USAGE
 from es_scm.defaults import MAX_QUERY_WORDS
-from es_scm.elastic import ModelMismatchError, SCMIndex, Searcher, client_from_env
+from es_scm.elastic import (
+    ModelMismatchError,
+    SCMIndex,
+    Searcher,
+    UnsafeFilterError,
+    client_from_env,
+    cluster_max_clauses,
+    reindex_into_alias,
+)
 from es_scm.elastic.aio import AsyncSCMIndex
-from es_scm.elastic.aliases import reindex_into_alias
-from es_scm.elastic.connection import cluster_max_clauses
+from es_scm.fusion import fusion_from
 from es_scm.model import BruteForceSearch
-from es_scm.model.brute_force import rank
-from tests.support import with_async_client
+from es_scm.similarity.scoring import rank
+from tests.support import assert_one_line_error, with_async_client
 
 FILLER = ["red", "fast", "old", "road", "engine", "wheel", "city", "trip", "fuel", "garage"]
 QUERY = "automobile"
@@ -79,16 +88,18 @@ def test_a_searcher_held_on_an_alias_refuses_the_next_models_index(es_client, in
     alias, old = index_name, models["old"]
     reindex_into_alias(es_client, alias, old, corpus())
     index, searcher = SCMIndex(es_client, alias, old), Searcher(es_client, alias, old)
-    assert index.search(QUERY).exact_guarantee  # both checked their model on the first index
+    assert index.searcher.search(
+        QUERY
+    ).exact_guarantee  # both checked their model on the first index
     assert searcher.rescore(QUERY, ids=["d0"]).ids() == ["d0"]
     reindex_into_alias(es_client, alias, models["new"], corpus(), grace=0)
     with pytest.raises(ModelMismatchError, match=f"{alias!r} moved since its model was checked"):
-        index.search(QUERY)
+        index.searcher.search(QUERY)
     with pytest.raises(ModelMismatchError, match=f"{alias!r} moved since its model was checked"):
         searcher.rescore(QUERY, ids=["d0"])
     for search in (
-        lambda: index.search(QUERY, mode="native"),
-        lambda: index.search(QUERY, mode="hybrid"),
+        lambda: index.searcher.native(QUERY),
+        lambda: index.searcher.hybrid(QUERY),
         lambda: searcher.rescore(QUERY, es_query={"match_all": {}}),
     ):
         with pytest.raises(ModelMismatchError, match="not with this model"):
@@ -118,9 +129,9 @@ def test_a_same_model_swap_is_followed(es_client, index_name, models):
     assert set(searcher.search(QUERY).ids()) <= {f"first-{i}" for i in range(300)}
     reindex_into_alias(es_client, alias, old, corpus(prefix="second-"), grace=0)
     fresh = Searcher(es_client, alias, old)
-    for mode in ("exact", "native", "hybrid"):
-        followed = searcher.search(QUERY, mode=mode)
-        assert followed.ids() == fresh.search(QUERY, mode=mode).ids()
+    for method in ("search", "native", "hybrid", "bm25"):
+        followed = getattr(searcher, method)(QUERY)
+        assert followed.ids() == getattr(fresh, method)(QUERY).ids()
         assert all(doc_id.startswith("second-") for doc_id in followed.ids())
     assert searcher.rescore(QUERY, ids=["second-0", "first-0"]).ids() == ["second-0"]
 
@@ -143,7 +154,7 @@ def test_an_alias_with_routing_answers_from_its_shards(es_client, index_name, mo
     assert index.index_documents(corpus()).ok
     es_client.indices.put_alias(index=index_name, name=f"{index_name}-routed", routing="1")
     routed = Searcher(es_client, f"{index_name}-routed", models["old"])
-    everything = set(index.search("red", k=100).ids())  # every match
+    everything = set(index.searcher.search("red", k=100).ids())  # every match
     for _ in range(2):  # one shard of three answers: the same index, not a move
         result = routed.search("red", k=100)
         assert result.exact_guarantee
@@ -157,12 +168,12 @@ def test_an_async_searcher_held_on_an_alias_notices_the_move(es_client, es_url, 
 
     async def work(client):
         index = AsyncSCMIndex(client, alias, old)
-        before = await index.search(QUERY)
+        before = await index.searcher.search(QUERY)
         reindex_into_alias(es_client, alias, models["new"], corpus(), grace=0)
         with pytest.raises(ModelMismatchError, match=f"{alias!r} moved since"):
-            await index.search(QUERY)
+            await index.searcher.search(QUERY)
         with pytest.raises(ModelMismatchError, match="not with this model"):
-            await index.rescore(QUERY, ids=["d0"])
+            await index.searcher.rescore(QUERY, ids=["d0"])
         return before
 
     assert with_async_client(es_url, work).exact_guarantee
@@ -234,7 +245,7 @@ def test_exact_windows_see_one_state_while_documents_are_deleted(
     )
     searcher = Searcher(client, tied_index.name, tied_model)
     contexts = open_search_contexts(es_client)
-    with caplog.at_level(logging.WARNING, logger="es_scm.elastic.plans"):
+    with caplog.at_level(logging.WARNING, logger="es_scm.elastic._sync.searcher"):
         for _ in range(3):
             before = set(deleted)
             result = searcher.search(QUERY_TIED, k=10)
@@ -254,7 +265,7 @@ def open_search_contexts(es_client) -> int:
 @pytest.fixture
 def no_point_in_time(es_client) -> Iterator[None]:
     """A cluster that refuses exact mode's point in time: its keep-alives are capped below
-    :data:`~es_scm.elastic.plans.KEEP_ALIVE` (HTTP 400)."""
+    :data:`~es_scm.elastic.windows.KEEP_ALIVE` (HTTP 400)."""
     capped = {"search.default_keep_alive": "10s", "search.max_keep_alive": "30s"}
     es_client.cluster.put_settings(persistent=capped)
     try:
@@ -272,7 +283,7 @@ def test_without_a_point_in_time_each_window_is_read_whole(
         client_from_env(es_url), es_client, tied_index.name, victims, deleted
     )
     searcher = Searcher(client, tied_index.name, tied_model)
-    with caplog.at_level(logging.WARNING, logger="es_scm.elastic.plans"):
+    with caplog.at_level(logging.WARNING, logger="es_scm.elastic._sync.searcher"):
         before = set(deleted)
         result = searcher.search(QUERY_TIED, k=10)
     assert "no point in time (HTTP 400: " in caplog.text
@@ -302,7 +313,7 @@ def test_async_exact_windows_see_one_state_while_documents_are_deleted(
         client.search = search_then_delete
         index = AsyncSCMIndex(client, tied_index.name, tied_model)
         before = set(deleted)
-        return before, await index.search(QUERY_TIED, k=10)
+        return before, await index.searcher.search(QUERY_TIED, k=10)
 
     before, result = with_async_client(es_url, work)
     assert result.ids()[0] == "a000"
@@ -345,9 +356,9 @@ def test_exact_searches_racing_with_a_deleting_thread_equal_the_brute_force(
         assert_one_state(result, tied_model, before, by_end)
 
 
-# -- hybrid options outside hybrid mode (item 16) -----------------------------------------------
+# -- hybrid options outside hybrid search (item 16) ---------------------------------------------
 
-HYBRID_ONLY = {"fusion": "max", "alpha": 0.5, "rrf_k": 60, "depth": 50}
+HYBRID_ONLY = {"fusion": "max", "depth": 50}
 
 
 @pytest.fixture
@@ -357,17 +368,21 @@ def car_index(es_client, index_name, models) -> SCMIndex:
     return index
 
 
-def test_hybrid_options_are_refused_outside_hybrid_mode(es_url, car_index, models):
-    for (name, value), mode in itertools.product(HYBRID_ONLY.items(), ("exact", "native")):
-        with pytest.raises(ValueError, match=f"{name} applies to mode='hybrid' only"):
-            car_index.search(QUERY, mode=mode, **{name: value})
+def test_hybrid_options_are_refused_outside_hybrid_search(es_url, car_index, models):
+    # one method per intent: the other methods do not take hybrid search's options at all
+    for (name, value), method in itertools.product(HYBRID_ONLY.items(), ("search", "native")):
+        with pytest.raises(TypeError, match=name):
+            getattr(car_index.searcher, method)(QUERY, **{name: value})
+    for name in ("alpha", "rrf_k"):  # they live in the fusion: fusion_from("max", alpha=0.7)
+        with pytest.raises(TypeError, match=name):
+            car_index.searcher.hybrid(QUERY, **{name: 0.5})
 
     async def work(client):
         index = AsyncSCMIndex(client, car_index.name, models["old"])
-        for (name, value), mode in itertools.product(HYBRID_ONLY.items(), ("exact", "native")):
-            with pytest.raises(ValueError, match=f"{name} applies to mode='hybrid' only"):
-                await index.search(QUERY, mode=mode, **{name: value})
-        return await index.search(QUERY, mode="hybrid", fusion="rrf", rrf_k=60, depth=50)
+        for (name, value), method in itertools.product(HYBRID_ONLY.items(), ("search", "native")):
+            with pytest.raises(TypeError, match=name):
+                await getattr(index.searcher, method)(QUERY, **{name: value})
+        return await index.searcher.hybrid(QUERY, fusion=fusion_from("rrf", rrf_k=60), depth=50)
 
     assert with_async_client(es_url, work).mode == "hybrid"
 
@@ -396,30 +411,30 @@ def words(n: int) -> str:
 
 
 def test_long_queries_are_refused_at_the_documented_limit(es_url, car_index, models):
-    assert car_index.search(words(MAX_QUERY_WORDS)).exact_guarantee
+    assert car_index.searcher.search(words(MAX_QUERY_WORDS)).exact_guarantee
     too_long = words(MAX_QUERY_WORDS + 1)
     message = f"the query has {MAX_QUERY_WORDS + 1} words, more than max_query_words"
     for search in (
-        lambda: car_index.search(too_long),
-        lambda: car_index.search(too_long, mode="native"),
-        lambda: car_index.search(too_long, mode="hybrid"),
-        lambda: car_index.rescore(too_long, ids=["d0"]),
+        lambda: car_index.searcher.search(too_long),
+        lambda: car_index.searcher.native(too_long),
+        lambda: car_index.searcher.hybrid(too_long),
+        lambda: car_index.searcher.rescore(too_long, ids=["d0"]),
     ):
         with pytest.raises(ValueError, match=message) as refused:
             search()
         assert "\n" not in str(refused.value)
     short = SCMIndex(car_index.client, car_index.name, models["old"], max_query_words=3)
-    assert short.search("red fast old").exact_guarantee
+    assert short.searcher.search("red fast old").exact_guarantee
     with pytest.raises(ValueError, match="4 words, more than max_query_words=3"):
-        short.search("red fast old road")
+        short.searcher.search("red fast old road")
     with pytest.raises(ValueError, match="max_query_words"):
         Searcher(car_index.client, car_index.name, models["old"], max_query_words=0)
 
     async def work(client):
         index = AsyncSCMIndex(client, car_index.name, models["old"], max_query_words=3)
         with pytest.raises(ValueError, match="4 words, more than max_query_words=3"):
-            await index.search("red fast old road")
-        return await index.search("red fast old")
+            await index.searcher.search("red fast old road")
+        return await index.searcher.search("red fast old")
 
     assert with_async_client(es_url, work).exact_guarantee
 
@@ -441,16 +456,16 @@ def test_long_queries_never_overflow_the_clause_limit(es_client, index_name, wid
     ).ok
     query = " ".join(f"w{i}" for i in range(limit + 300))
     filters = [{"term": {"metadata.part": "0"}}, {"exists": {"field": "text"}}]
-    native = index.search(query, k=5, mode="native", filter=filters)
+    native = index.searcher.native(query, k=5, filter=filters)
     assert len(native) == 5
     assert native.pruned_terms >= 300 + len(filters)
     with pytest.raises(ValueError, match=f"cluster's limit of {limit} clauses") as refused:
-        index.search(query, k=5, mode="hybrid")
+        index.searcher.hybrid(query, k=5)
     assert "\n" not in str(refused.value)
     fitting = " ".join(f"w{i}" for i in range(limit - 10))
-    assert len(index.search(fitting, k=5, mode="hybrid", filter=filters)) == 5
+    assert len(index.searcher.hybrid(fitting, k=5, filter=filters)) == 5
     with pytest.raises(ValueError, match=f"cluster's limit of {limit} clauses"):
-        index.search(fitting, k=5, mode="hybrid", filter=filters * 6)
+        index.searcher.hybrid(fitting, k=5, filter=filters * 6)
 
 
 def test_the_search_command_reads_queries_from_stdin(
@@ -458,7 +473,7 @@ def test_the_search_command_reads_queries_from_stdin(
 ):
     model_dir = models["old"].save(tmp_path / "model")
     common = ("search", "--model", model_dir, "--index", car_index.name, "--es-url", es_url)
-    expected = car_index.search(QUERY, k=3).ids()
+    expected = car_index.searcher.search(QUERY, k=3).ids()
     monkeypatch.setattr("sys.stdin", io.StringIO(f"  {QUERY}\n"))
     code, out, err = run_cli(capsys, *common, "--k", "3", "--json", "-")
     assert code == EXIT_OK, err
@@ -503,3 +518,114 @@ def test_the_search_command_bounds_query_length(
     )
     assert code == EXIT_OK, err
     assert out
+
+
+# -- text that is not UTF-8 (issue 28, item 8) ----------------------------------------------------
+
+NOT_UTF8 = b"automobile \xff\xfe car"  # bytes a shell may hand over: not UTF-8
+# what Python makes of them in sys.argv (surrogateescape): lone surrogates
+AS_PYTHON_READS = NOT_UTF8.decode("utf-8", "surrogateescape")
+
+
+def test_every_method_reads_text_that_is_not_utf8_the_same_way(car_index):
+    searcher = car_index.searcher
+    clean = "automobile car"
+    for method in ("search", "native", "hybrid", "bm25"):
+        got = getattr(searcher, method)(AS_PYTHON_READS, k=5)
+        expected = getattr(searcher, method)(clean, k=5)
+        assert got.ids() == expected.ids(), method  # the replaced bytes are no word
+        assert [hit.score for hit in got] == [hit.score for hit in expected], method
+    rescored = searcher.rescore(AS_PYTHON_READS, ids=["d0", "d25"])
+    assert rescored.ids() == searcher.rescore(clean, ids=["d0", "d25"]).ids()
+    lone = "automobile \ud800"  # a lone surrogate from any other source
+    assert searcher.hybrid(lone, k=5).ids() == searcher.hybrid("automobile", k=5).ids()
+
+
+def test_the_search_command_takes_a_query_that_is_not_utf8(es_url, car_index, models, tmp_path):
+    model_dir = models["old"].save(tmp_path / "model")
+    command = [sys.executable, "-m", "es_scm.cli", "search", "--model", str(model_dir)]
+    command += ["--index", car_index.name, "--es-url", es_url, "--json", "--k", "3"]
+    for mode in ("exact", "hybrid", "bm25"):
+        done = subprocess.run(
+            [*command, "--mode", mode, NOT_UTF8],
+            capture_output=True,
+            check=False,  # the environment as it is (the 8.x phase puts its client first)
+        )
+        assert done.returncode == EXIT_OK, (mode, done.stderr)
+        method = {"exact": "search"}.get(mode, mode)
+        expected = getattr(car_index.searcher, method)("automobile car", k=3).ids()
+        assert [json.loads(line)["id"] for line in done.stdout.splitlines()] == expected
+
+
+# -- untrusted filters (issue 28, item 11) ------------------------------------------------------
+
+
+@pytest.fixture
+def secret_index(es_client, index_name) -> str:
+    """Another index, which the searched one's users must not read: one document, {"ids": ...}."""
+    secret = f"{index_name}-secret"
+    es_client.index(index=secret, id="1", document={"ids": ["d0", "d50"]}, refresh=True)
+    return secret  # index_name's fixture deletes it
+
+
+def lookup(secret: str) -> dict:
+    """A terms lookup: the values of another index's document."""
+    return {"terms": {"_id": {"index": secret, "id": "1", "path": "ids"}}}
+
+
+WRAPPER = {"wrapper": {"query": "eyJtYXRjaF9hbGwiOnt9fQ=="}}  # base64 of {"match_all":{}}
+
+
+def test_an_untrusted_filter_can_read_another_index_unless_the_policy_is_safe(
+    es_client, car_index, models, secret_index
+):
+    trusting = car_index.searcher  # filter_policy="any", the API's default
+    # what an untrusted filter does with the searcher's rights: the hits tell what the other
+    # index's document holds
+    assert sorted(trusting.search(QUERY, k=10, filter=lookup(secret_index)).ids()) == ["d0", "d50"]
+    assert trusting.search(QUERY, k=10, filter=WRAPPER).ids()
+    safe = Searcher(es_client, car_index.name, models["old"], filter_policy="safe")
+    for clause, name in ((lookup(secret_index), "terms"), (WRAPPER, "wrapper")):
+        for method in ("search", "native", "hybrid", "bm25"):
+            with pytest.raises(UnsafeFilterError, match=f"filter clause '{name}' is not allowed"):
+                getattr(safe, method)(QUERY, filter=clause)
+    hidden = {"bool": {"must_not": [{"script": {"script": "true"}}]}}
+    with pytest.raises(UnsafeFilterError, match="filter clause 'script'") as refused:
+        safe.search(QUERY, filter=[{"term": {"metadata.group": "0"}}, hidden])
+    assert "\n" not in str(refused.value)
+    allowed = {
+        "bool": {"filter": [{"terms": {"_id": ["d0", "d50"]}}, {"exists": {"field": "text"}}]}
+    }
+    assert (
+        safe.search(QUERY, k=10, filter=allowed).ids()
+        == trusting.search(QUERY, k=10, filter=allowed).ids()
+    )
+
+
+def test_the_policy_refuses_before_any_request(es_client, models):
+    safe = Searcher(es_client, "es-scm-test-nothing-here", models["old"], filter_policy="safe")
+    with pytest.raises(UnsafeFilterError):  # not IndexNotFoundError: nothing was asked
+        safe.search(QUERY, filter=WRAPPER)
+
+
+def test_the_search_command_refuses_unsafe_filters_unless_allowed(
+    capsys, es_url, car_index, models, secret_index, tmp_path
+):
+    model_dir = models["old"].save(tmp_path / "model")
+    common = ("search", "--model", model_dir, "--index", car_index.name, "--es-url", es_url)
+    for clause, name in ((lookup(secret_index), "terms"), (WRAPPER, "wrapper")):
+        code, out, err = run_cli(capsys, *common, "--json", "--filter", json.dumps(clause), QUERY)
+        assert code == EXIT_ERROR
+        assert out == ""
+        assert_one_line_error(err, f"filter clause '{name}' is not allowed")
+    code, out, err = run_cli(
+        capsys, *common, "--json", "--allow-unsafe-filters", "--filter", json.dumps(WRAPPER), QUERY
+    )
+    assert code == EXIT_OK, err
+    assert out
+    safe = json.dumps({"bool": {"filter": [{"ids": {"values": ["d0", "d25", "d50"]}}]}})
+    code, out, err = run_cli(capsys, *common, "--json", "--filter", safe, QUERY)
+    assert code == EXIT_OK, err
+    assert {json.loads(line)["id"] for line in out.splitlines()} == {"d0", "d50"}
+    code, out, err = run_cli(capsys, *common, "--json", "--filter", "group=0", QUERY)
+    assert code == EXIT_OK, err  # FIELD=VALUE is a term on metadata.FIELD: always safe

@@ -7,6 +7,7 @@ import pytest
 
 from es_scm import SoftCosineModel
 from es_scm.elastic import SCMIndex
+from es_scm.elastic.hybrid import hybrid_options
 from es_scm.model import BruteForceSearch
 from es_scm.similarity import WordEmbeddings
 
@@ -45,14 +46,14 @@ def index(request, es_client, model):
 @pytest.mark.parametrize("query", ["automobile", "automobile garage", "old automobile door"])
 def test_exact_search_with_unseen_words_equals_the_brute_force(index, model, query):
     brute = BruteForceSearch(model, list(TEXTS), TEXTS.values()).search(query, k=4)
-    result = index.search(query, k=4)
+    result = index.searcher.search(query, k=4)
     assert result.exact_guarantee
     assert [(h.id, round(h.score, 12)) for h in result] == [(d, round(s, 12)) for d, s in brute]
     assert result.query_terms == len(query.split())  # every word counts, known or not
 
 
 def test_automobile_finds_the_car_documents_and_says_why(index):
-    result = index.search("automobile", k=4, explain=True)
+    result = index.searcher.search("automobile", k=4, explain=True)
     assert set(result.ids()[:2]) == {"1", "2"}
     pair = result.hits[0].explanation.pairs[0]
     assert (pair.query_term, pair.document_term) == ("automobile", "car")
@@ -75,14 +76,14 @@ def test_hybrid_search_uses_the_models_own_fusion_unless_told_otherwise(es_clien
     index.delete()
     try:
         assert index.index_documents([{"id": i, "text": t} for i, t in TEXTS.items()]).ok
-        fused = index.search("car garage", k=3, mode="hybrid")
+        fused = index.searcher.hybrid("car garage", k=3)
         # RRF with k = 0: the document first in both lists scores 1/1 + 1/1
         assert fused.hits[0].score == pytest.approx(2.0)
-        told = index.search("car garage", k=3, mode="hybrid", fusion="max")
+        told = index.searcher.hybrid("car garage", k=3, fusion="max")
         assert told.hits[0].score <= 1.0
         with pytest.raises(ValueError, match="alpha does not apply to fusion='rrf'"):
-            index.search("car garage", mode="hybrid", alpha=0.5)
-        with pytest.raises(ValueError, match="applies to mode='hybrid' only"):
-            index.search("car garage", fusion="max")
+            hybrid_options(tuned.hybrid, alpha=0.5)  # what --alpha 0.5 gives
+        with pytest.raises(TypeError, match="fusion"):
+            index.searcher.search("car garage", fusion="max")
     finally:
         index.delete()

@@ -14,9 +14,10 @@ from tests.support import with_async_client
 def test_the_async_ingester_waits_out_a_lost_cluster_within_its_budget(
     cranfield_sample_model, cranfield_sample
 ):
-    from es_scm.elastic.ingest import IngestError, Ingestion
+    from es_scm.elastic._async.ingest import AsyncIngestion
+    from es_scm.elastic.indices import WriteTarget
+    from es_scm.elastic.ingest import IngestError
     from es_scm.elastic.requests import IngestOptions
-    from es_scm.elastic.runtime import AsyncRuntime
     from es_scm.tools.node import port_from_env
 
     # a port of this checkout's range where no node runs: every connection is refused
@@ -24,17 +25,13 @@ def test_the_async_ingester_waits_out_a_lost_cluster_within_its_budget(
 
     async def ingest(client):
         options = IngestOptions(retry_budget=1.5)
-        ingestion = Ingestion(
-            "es-scm-nowhere",
-            cranfield_sample_model,
-            options,
-            expansion="query",
-            fresh=True,
-            serializable=bool,
+        target = WriteTarget("es-scm-nowhere", "es-scm-nowhere.es-scm-writer-0", guarded=True)
+        ingestion = AsyncIngestion(
+            client, target, cranfield_sample_model, options, expansion="query", fresh=True
         )
         started = asyncio.get_running_loop().time()
         with pytest.raises(IngestError) as stopped:
-            await AsyncRuntime(client).run(ingestion.run(cranfield_sample[:50]))
+            await ingestion.run(cranfield_sample[:50])
         return stopped.value, asyncio.get_running_loop().time() - started
 
     error, seconds = with_async_client(url, ingest)

@@ -8,7 +8,9 @@ import typing
 import pytest
 
 import es_scm
-from es_scm.elastic.requests import Mode
+from es_scm.elastic import Searcher
+from es_scm.elastic.aio import AsyncSearcher
+from es_scm.elastic.requests import METHOD_OPTIONS, Method
 from es_scm.elastic.results import Hit, SearchResult
 
 
@@ -34,5 +36,9 @@ def test_a_result_is_indexed_like_its_hits():
         result[3]
 
 
-def test_the_modes_are_those_search_takes():
-    assert set(typing.get_args(Mode)) == {"native", "exact", "hybrid"}
+def test_the_methods_of_a_batch_are_the_searchers_methods():
+    assert set(typing.get_args(Method)) == {"search", "native", "hybrid", "bm25"}
+    assert set(METHOD_OPTIONS) == set(typing.get_args(Method))
+    for method in typing.get_args(Method):
+        assert callable(getattr(Searcher, method))
+        assert callable(getattr(AsyncSearcher, method))

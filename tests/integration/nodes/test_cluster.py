@@ -116,7 +116,7 @@ def unreplicated(cluster, client, model, documents, queries):
     index.create(shards=3, replicas=0)
     assert index.index_documents(documents, batch_size=500).ok
     client.cluster.health(index=UNREPLICATED, wait_for_status="green", timeout="60s")
-    return index, {query: index.search(query, k=K).ids() for query in queries}
+    return index, {query: index.searcher.search(query, k=K).ids() for query in queries}
 
 
 def node_position(cluster: LocalCluster, name: str) -> int:
@@ -244,7 +244,7 @@ def test_exact_results_equal_those_of_a_single_node(
     single.delete()
     assert single.index_documents(documents).ok
     for query in queries:
-        expected, found = single.search(query, k=K), on_cluster.search(query, k=K)
+        expected, found = single.searcher.search(query, k=K), on_cluster.searcher.search(query, k=K)
         assert found.exact_guarantee
         assert expected.exact_guarantee
         assert found.ids() == expected.ids(), query
@@ -309,7 +309,7 @@ def test_searches_keep_answering_while_a_node_stops(cluster, model, queries, unr
             cluster.start_node(i)
     client, watch = watched_client(cluster)
     index = SCMIndex(client, REPLICATED, model)
-    expected = {query: index.search(query, k=K).ids() for query in queries}
+    expected = {query: index.searcher.search(query, k=K).ids() for query in queries}
     victim = primary_holders(cluster, client, UNREPLICATED)[0]
     stopper = threading.Thread(target=cluster.stop_node, args=(victim,))
     outcomes: list[tuple[str, list[str] | None, str | None]] = []
@@ -320,7 +320,7 @@ def test_searches_keep_answering_while_a_node_stops(cluster, model, queries, unr
             after_stop += 1
         query = queries[len(outcomes) % len(queries)]
         try:
-            outcomes.append((query, index.search(query, k=K).ids(), None))
+            outcomes.append((query, index.searcher.search(query, k=K).ids(), None))
         except (ApiError, TransportError) as error:
             outcomes.append((query, None, f"{type(error).__name__}: {error}"))
     stopper.join()
@@ -351,7 +351,7 @@ def test_an_exact_search_that_misses_a_shard_says_so(cluster, model, unreplicate
     outcomes = {}
     for query in expected:
         try:
-            outcomes[query] = index.search(query, k=K)
+            outcomes[query] = index.searcher.search(query, k=K)
         except (ApiError, TransportError) as error:
             outcomes[query] = error
     errors = [str(o) for o in outcomes.values() if isinstance(o, Exception)]
@@ -382,7 +382,7 @@ def test_ids_that_a_missing_shard_cannot_serve_are_an_error(
         cluster.stop_node(holders[0])
     ids = [document["id"] for document in documents[:30]]
     with pytest.raises(PartialResultError, match=r"of 30 ids could not be read \(") as refused:
-        index.rescore("boundary layer transition", ids=ids)
+        index.searcher.rescore("boundary layer transition", ids=ids)
     message = str(refused.value)
     assert "\n" not in message
     assert "no_shard_available_action_exception" in message

@@ -141,7 +141,7 @@ def test_the_secrets_stay_private_in_the_home(node):
 def test_basic_auth_with_the_ca_indexes_and_searches(admin, model, searchable):
     index = SCMIndex(admin, searchable, model)
     assert index.count() == len(DOCUMENTS)
-    result = index.search("supersonic wing", k=3)
+    result = index.searcher.search("supersonic wing", k=3)
     assert result.exact_guarantee
     assert result.ids()[0] in ("doc-0", "doc-5")
 
@@ -196,6 +196,9 @@ def test_the_writer_indexes_everything_and_is_told_the_count_was_refused(
     assert "HTTP 403" in counting[0]
     assert "indices:data/read/search" in counting[0]  # Elasticsearch's reason
     assert admin.count(index=name)["count"] == len(DOCUMENTS)  # searchable without a refresh
+    # a writer may not make aliases: the index has no write alias, and the run says so
+    assert f"warning: the index '{name}' has no es-scm write alias" in err
+    assert admin.indices.get_alias(index=name)[name]["aliases"] == {}
     admin.indices.delete(index=name)
 
 

@@ -1,0 +1,337 @@
+# Generated from es_scm/elastic/_async/aliases.py by scripts/generate_sync.py: do not edit.
+# Change the asyncio source and run `python scripts/generate_sync.py`.
+"""Model swaps behind an alias: the new index filled and the alias moved, and a searcher that
+follows the alias from model to model (the decisions: :mod:`es_scm.elastic.aliases`).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from elasticsearch import Elasticsearch, NotFoundError
+
+from es_scm.documents import Document
+from es_scm.elastic._sync.index import SCMIndex, optimize_index
+from es_scm.elastic._sync.searcher import Searcher
+from es_scm.elastic.aliases import (
+    AliasSwap,
+    AliasSwapError,
+    alias_targets,
+    check_replaceable,
+    move_actions,
+    new_index_name,
+    retirement,
+    route_model,
+    swap_layout,
+)
+from es_scm.elastic.concurrency import Stop
+from es_scm.elastic.names import validate_index_name
+from es_scm.elastic.requests import MAX_REQUEST_BYTES, IngestOptions
+from es_scm.elastic.results import SearchResult
+from es_scm.elastic.schema import IndexNotFoundError
+from es_scm.validation import NON_NEGATIVE_INT, POSITIVE_INT, Boolean, Interval, check
+
+if TYPE_CHECKING:  # pragma: no cover
+    from es_scm.fusion import Fusion
+    from es_scm.model import SoftCosineModel
+
+__all__ = ["AliasSearcher", "reindex_into_alias"]
+
+logger = logging.getLogger(__name__)
+
+Documents = Iterable[Document | Mapping[str, Any]] | Iterable[Document | Mapping[str, Any]]
+_SECONDS = Interval(float, 0.0, None)
+
+
+def reindex_into_alias(
+    client: Elasticsearch,
+    alias: str,
+    model: SoftCosineModel,
+    documents: Documents,
+    *,
+    keep_old: bool = False,
+    text_analyzer: str | None = None,
+    metadata_mapping: Mapping[str, Any] | str | None = None,
+    expansion: str | None = None,
+    shards: int = 1,
+    replicas: int = 0,
+    max_failures: int = 0,
+    optimize: bool = False,
+    grace: float = 1.0,
+    new_index: str | None = None,
+    batch_size: int = 500,
+    max_retries: int = 5,
+    initial_backoff: float = 1.0,
+    retry_budget: float = 60.0,
+    concurrency: int = 2,
+    max_request_bytes: int = MAX_REQUEST_BYTES,
+    progress: Any = None,
+    stop: Stop | None = None,
+) -> AliasSwap:
+    """Index ``documents`` with ``model`` into a new index, then move ``alias`` onto it at once.
+
+    Parameters
+    ----------
+    client : AsyncElasticsearch
+    alias : str
+        The alias the applications search (created if missing; an index of that name is
+        replaced by the alias, see :mod:`es_scm.elastic.aliases`).
+    model : SoftCosineModel
+        The model of the new index (the same or another one).
+    documents : iterable of Document or mapping
+        Every document the new index must hold (read once).
+    keep_old : bool
+        Keep the previous indices (default: delete them after ``grace`` seconds).
+    text_analyzer, metadata_mapping
+        As :meth:`AsyncSCMIndex.create`; None (default) takes them from the index the alias
+        points at now (es-scm's defaults for a new alias). ``metadata_mapping=FLATTENED`` asks
+        for the default ``flattened`` metadata whatever the current index has.
+    expansion : {"query", "documents"}, optional
+        As :meth:`AsyncSCMIndex.create`; None (default) keeps the current index's.
+    shards, replicas : int
+        Of the new index.
+    max_failures : int
+        The most failed documents with which the alias is still moved (0: every document must
+        be indexed).
+    optimize : bool
+        Force-merge the new index into one segment before the move.
+    grace : float
+        Seconds between moving the alias and deleting the old indices.
+    new_index : str, optional
+        The new index's name (default :func:`~es_scm.elastic.aliases.new_index_name`).
+    batch_size, max_retries, initial_backoff, retry_budget, concurrency, max_request_bytes
+        The ingestion's, as :meth:`AsyncSCMIndex.index_documents`.
+    progress, stop
+        The ingestion's too: a progress bar, and what stops it.
+
+    Returns
+    -------
+    AliasSwap
+
+    Raises
+    ------
+    AliasSwapError
+        More than ``max_failures`` documents failed (the alias did not move).
+    IngestError, IngestInterrupted
+        The ingestion stopped (the alias did not move; the new index is deleted).
+    """
+    validate_index_name(alias)
+    keep_old = check(keep_old, "keep_old", Boolean())
+    max_failures = check(max_failures, "max_failures", NON_NEGATIVE_INT)
+    grace = check(grace, "grace", _SECONDS)
+    options = IngestOptions(
+        batch_size, max_retries, initial_backoff, retry_budget, concurrency, max_request_bytes
+    )
+    found = client.options(ignore_status=404).indices.get_mapping(index=alias)
+    current, concrete = alias_targets(alias, found.meta.status, found.body)
+    check_replaceable(alias, current, concrete, keep_old)
+    layout = swap_layout(current, text_analyzer, metadata_mapping, expansion, shards, replicas)
+    name = validate_index_name(new_index) if new_index else new_index_name(alias)
+    index = SCMIndex(client, name, model)
+    index.create(
+        shards=layout.shards,
+        replicas=layout.replicas,
+        text_analyzer=layout.text_analyzer,
+        metadata_mapping=layout.metadata_mapping,
+        expansion=layout.expansion,
+    )
+    logger.info("%s: indexing into the new index %s", alias, name)
+    previous = sorted(current)
+    try:
+        # the run created the index, under a name of its own: no id to look up (fresh)
+        report = index._ingest(documents, options, True, True, progress, stop)
+        if report.failed > max_failures:
+            raise AliasSwapError(
+                f"{report.failed} document(s) failed (max_failures={max_failures}): the alias "
+                f"{alias!r} was not moved and the new index {name!r} was deleted",
+                report,
+            )
+        if optimize:
+            optimize_index(client, name, 1)
+        client.indices.update_aliases(actions=move_actions(alias, name, previous, concrete))
+        logger.info("%s: moved from %s to %s", alias, previous or "nothing", name)
+    except BaseException:
+        _delete_unfinished(client, name)
+        raise
+    swap = AliasSwap(alias, name, previous, report)
+    if concrete:  # the index the alias replaced is gone with the move
+        swap.deleted.append(alias)
+    elif keep_old:
+        swap.kept += [(old, "kept as asked (keep_old)") for old in previous]
+    elif previous:
+        Stop().wait(grace)  # for the searches already running on the old indices
+        aliases = client.options(ignore_status=404).indices.get_alias(index=",".join(previous))
+        swap.deleted, swap.kept = retirement(alias, previous, current, aliases.body)
+        for old in swap.deleted:
+            client.options(ignore_status=404).indices.delete(index=old)
+    return swap
+
+
+def _delete_unfinished(client: Elasticsearch, name: str) -> None:
+    """Delete the new index of a swap that failed (this run created it; its writes returned)."""
+    try:
+        client.options(ignore_status=404).indices.delete(index=name)
+    except Exception as error:  # the cluster may be what failed: say what is left behind
+        logger.warning("could not delete the unfinished index %s (%s); delete it", name, error)
+
+
+class AliasSearcher:
+    """Search an alias with the model of the index it points at, across model swaps.
+
+    Parameters
+    ----------
+    client : AsyncElasticsearch
+    alias : str
+        The alias (or index) to search.
+    models : iterable of SoftCosineModel
+        The models the alias's indices may be built with; add the next one with
+        :meth:`add_model` before swapping to it.
+    max_age : float
+        Seconds a resolved route (the concrete indices and their model) is reused before the
+        alias is looked up again (1 s). An index that disappears meanwhile is re-resolved at once.
+    attempts : int
+        Searches in a row that may find their index gone (a swap just happened) before the error
+        is raised: the alias is resolved again before each.
+    **searcher_options
+        Passed to each searcher (``max_window``, ...).
+
+    Examples
+    --------
+    >>> searcher = AliasSearcher(client, "news", [old_model])  # doctest: +SKIP
+    >>> searcher.add_model(new_model)                           # doctest: +SKIP
+    >>> reindex_into_alias(client, "news", new_model, documents)  # doctest: +SKIP
+    >>> searcher.search("president greets the press")          # doctest: +SKIP
+    """
+
+    def __init__(
+        self,
+        client: Elasticsearch,
+        alias: str,
+        models: Iterable[SoftCosineModel],
+        *,
+        max_age: float = 1.0,
+        attempts: int = 3,
+        **searcher_options: Any,
+    ) -> None:
+        self.client = client
+        self.alias = alias
+        self.max_age = check(max_age, "max_age", _SECONDS)
+        self.attempts = check(attempts, "attempts", POSITIVE_INT)
+        self._options = searcher_options
+        self._models: dict[str, SoftCosineModel] = {}
+        self._route: tuple[float, Searcher] | None = None
+        self._searchers: dict[tuple[str, str], Searcher] = {}
+        for model in models:
+            self.add_model(model)
+
+    def add_model(self, model: SoftCosineModel) -> None:
+        """Make ``model`` available for indices built with it."""
+        self._models[model.model_id] = model
+
+    def searcher(self, *, refresh: bool = False) -> Searcher:
+        """The searcher of the concrete indices the alias points at now, with their model.
+
+        Raises
+        ------
+        IndexNotFoundError
+            If the alias does not exist.
+        ModelMismatchError
+            If its indices are not es-scm indices, disagree on the model, or were built with a
+            model this searcher does not hold.
+        """
+        route = self._route
+        if not refresh and route is not None and time.monotonic() - route[0] < self.max_age:
+            return route[1]
+        found = self.client.options(ignore_status=404).indices.get_mapping(index=self.alias)
+        current, _ = alias_targets(self.alias, found.meta.status, found.body)
+        model_id = route_model(self.alias, current, self._models)
+        key = (",".join(sorted(current)), model_id)
+        if key not in self._searchers:
+            model = self._models[model_id]
+            self._searchers[key] = Searcher(self.client, key[0], model, **self._options)
+        self._route = (time.monotonic(), self._searchers[key])  # replaced whole: thread-safe
+        return self._route[1]
+
+    def search(
+        self,
+        query: str,
+        k: int = 10,
+        *,
+        from_: int = 0,
+        filter: Any = None,
+        explain: bool = False,
+    ) -> SearchResult:
+        """``search`` (exact) of the alias's current indices, with their model."""
+        return self._following(
+            lambda searcher: searcher.search(query, k, from_=from_, filter=filter, explain=explain)
+        )
+
+    def native(
+        self,
+        query: str,
+        k: int = 10,
+        *,
+        from_: int = 0,
+        filter: Any = None,
+        explain: bool = False,
+    ) -> SearchResult:
+        """``native`` (Elasticsearch's scores) of the alias's current indices."""
+        return self._following(
+            lambda searcher: searcher.native(query, k, from_=from_, filter=filter, explain=explain)
+        )
+
+    def hybrid(
+        self,
+        query: str,
+        k: int = 10,
+        *,
+        from_: int = 0,
+        filter: Any = None,
+        fusion: Fusion | str | None = None,
+        depth: int | None = None,
+        explain: bool = False,
+    ) -> SearchResult:
+        """``hybrid`` (BM25 fused with the SCM) of the alias's current indices."""
+        return self._following(
+            lambda searcher: searcher.hybrid(
+                query, k, from_=from_, filter=filter, fusion=fusion, depth=depth, explain=explain
+            )
+        )
+
+    def bm25(self, query: str, k: int = 10, *, from_: int = 0, filter: Any = None) -> SearchResult:
+        """``bm25`` (Elasticsearch's BM25) of the alias's current indices."""
+        return self._following(lambda searcher: searcher.bm25(query, k, from_=from_, filter=filter))
+
+    def rescore(
+        self,
+        query: str,
+        *,
+        ids: Sequence[str] | None = None,
+        es_query: Mapping[str, Any] | None = None,
+        size: int = 100,
+        k: int | None = None,
+        explain: bool = False,
+    ) -> SearchResult:
+        """``rescore`` (the exact SCM of given candidates) on the alias's current indices."""
+        return self._following(
+            lambda searcher: searcher.rescore(
+                query, ids=ids, es_query=es_query, size=size, k=k, explain=explain
+            )
+        )
+
+    def _following(self, search: Callable[[Searcher], Any]) -> SearchResult:
+        """``search`` on the searcher of the alias's current indices; an index deleted between
+        resolving the alias and searching it (a swap just happened) is not an error: the alias
+        is resolved again and the search repeated, up to ``attempts`` times in all."""
+        for attempt in range(1, self.attempts + 1):
+            searcher = self.searcher(refresh=attempt > 1)
+            try:
+                return search(searcher)
+            except (NotFoundError, IndexNotFoundError):
+                if attempt == self.attempts:
+                    raise
+                logger.info("%s: %s went away; resolving again", self.alias, searcher.name)
+        raise AssertionError("unreachable")  # pragma: no cover

@@ -1,0 +1,68 @@
+# Generated from es_scm/elastic/_async/client.py by scripts/generate_sync.py: do not edit.
+# Change the asyncio source and run `python scripts/generate_sync.py`.
+"""Small calls that every operation shares: a HEAD call with its reason, the cluster's version and
+clause limit.
+
+The answers are read by pure code (:mod:`es_scm.elastic.connection`); this module only asks.
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Any
+
+from elasticsearch import ApiError, Elasticsearch
+
+from es_scm.elastic.connection import DEFAULT_MAX_CLAUSES, clause_limit, node_version
+
+__all__ = ["cluster_max_clauses", "cluster_version", "head_call"]
+
+# The GET that a HEAD call's method stands for.
+_GET_OF_HEAD = {
+    "exists": "get",
+    "exists_source": "get_source",
+    "indices.exists": "indices.get",
+    "indices.exists_alias": "indices.get_alias",
+    "indices.exists_index_template": "indices.get_index_template",
+}
+
+
+def head_call(client: Elasticsearch, method: str, **kwargs: Any) -> Any:
+    """``client.<method>(**kwargs)``, a HEAD call (``"indices.exists"``...) with its reason.
+
+    An answer to a HEAD request has no body, hence no reason: when it is refused (a missing
+    privilege, a client too new for the server), the matching GET is sent, and its refusal,
+    which says why, is raised instead.
+    """
+    try:
+        return operator.attrgetter(method)(client)(**kwargs)
+    except ApiError as error:
+        if error.body not in (None, ""):
+            raise
+        try:
+            operator.attrgetter(_GET_OF_HEAD[method])(client)(**kwargs)
+        except ApiError as explained:  # the same refusal, with its reason
+            raise explained from error
+        raise
+
+
+def cluster_version(client: Elasticsearch) -> str:
+    """The version of a node of the cluster.
+
+    Asks ``_nodes`` rather than ``GET /``: the minimal distribution that the local runner uses
+    does not register the root endpoint.
+    """
+    nodes = client.nodes.info(filter_path="nodes.*.version")
+    return node_version(nodes.body)
+
+
+def cluster_max_clauses(client: Elasticsearch) -> int:
+    """The most clauses a query may have on every data node of the cluster
+    (:func:`~es_scm.elastic.connection.clause_limit`); :data:`DEFAULT_MAX_CLAUSES` where the
+    node statistics cannot be read (a restricted API key)."""
+    try:
+        stats = client.nodes.stats(metric="jvm", filter_path="nodes.*.jvm.mem.heap_max_in_bytes")
+        info = client.nodes.info(metric="thread_pool", filter_path="nodes.*.thread_pool.search")
+    except Exception:  # a restricted API key may not read node statistics
+        return DEFAULT_MAX_CLAUSES
+    return clause_limit(stats.body, info.body)

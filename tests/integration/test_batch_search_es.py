@@ -1,0 +1,104 @@
+"""``batch_search``: what as many single calls return, in fewer requests (issue 30, item 2).
+
+100 Cranfield queries through each method, sync and asyncio, against the same single calls.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from es_scm.elastic import NotProvenError, Searcher
+from es_scm.elastic.aio import AsyncSearcher
+from es_scm.fusion import fusion_from
+from tests.integration.test_requests_es import Requests
+from tests.support import with_async_client
+
+METHODS = {
+    "search": {},
+    "native": {},
+    "hybrid": {},
+    "bm25": {},
+    "search filtered, paged, explained": {
+        "method": "search",
+        "filter": {"ids": {"values": [str(i) for i in range(1, 700)]}},
+        "from_": 5,
+        "explain": True,
+    },
+    "hybrid rrf": {"method": "hybrid", "fusion": fusion_from("rrf", rrf_k=30), "depth": 40},
+}
+
+
+def comparable(result) -> dict:
+    """Everything a result says but how long it took."""
+    fields = {field.name: getattr(result, field.name) for field in dataclasses.fields(result)}
+    fields.pop("took_ms")
+    fields["hits"] = [
+        (hit.id, hit.score, hit.native_score, hit.components, hit.explanation, hit.source)
+        for hit in result.hits
+    ]
+    return fields
+
+
+@pytest.fixture(scope="module")
+def hundred(cranfield) -> dict[str, str]:
+    return dict(list(cranfield.queries.items())[:100])
+
+
+@pytest.mark.parametrize("name", list(METHODS))
+def test_a_batch_returns_what_single_calls_return(cranfield_index, hundred, name):
+    options = dict(METHODS[name])
+    method = options.pop("method", name)
+    searcher = cranfield_index.searcher
+    single = {qid: getattr(searcher, method)(text, 10, **options) for qid, text in hundred.items()}
+    batch = searcher.batch_search(hundred, 10, method=method, threads=4, **options)
+    assert list(batch) == list(hundred)  # a mapping in, a mapping out, in order
+    for qid in hundred:
+        assert comparable(batch[qid]) == comparable(single[qid]), (name, qid)
+    as_list = searcher.batch_search(list(hundred.values()), 10, method=method, **options)
+    assert [comparable(r) for r in as_list] == [comparable(single[q]) for q in hundred]
+
+
+def test_a_batch_sends_the_first_requests_together(es_client, cranfield_index, hundred):
+    searcher = Searcher(es_client, cranfield_index.name, cranfield_index.model)
+    searcher.check()
+    searcher.max_clauses()
+    requests = Requests(es_client)
+    for method, most in (("native", 1), ("bm25", 1), ("search", 1 + 3 * 100)):
+        sent = requests.during(lambda m=method: searcher.batch_search(hundred, 10, method=m))
+        assert sent[0] == ("POST", "/_msearch"), method
+        assert sum(path == "/_msearch" for _, path in sent) == 1, method
+        assert len(sent) <= most, (method, len(sent))
+
+
+def test_a_batch_raises_what_a_single_call_raises_unless_asked_to_keep(cranfield_index, hundred):
+    deep = Searcher(
+        cranfield_index.client, cranfield_index.name, cranfield_index.model, max_window=20
+    )
+    texts = list(hundred.values())[:5]
+    with pytest.raises(NotProvenError) as single:
+        deep.search(texts[0], 20)
+    with pytest.raises(NotProvenError) as batched:
+        deep.batch_search(texts, 20)
+    assert str(batched.value) == str(single.value)
+    kept = deep.batch_search(texts, 20, unproven="keep")
+    assert comparable(kept[0]) == comparable(single.value.result)
+    with pytest.raises(ValueError, match="fusion is not an option of method='search'"):
+        deep.batch_search(texts, 10, fusion="max")
+    with pytest.raises(ValueError, match="method must be one of"):
+        deep.batch_search(texts, 10, method="exact")
+
+
+def test_an_async_batch_returns_what_single_calls_return(es_url, cranfield_index, hundred):
+    async def work(client):
+        searcher = AsyncSearcher(client, cranfield_index.name, cranfield_index.model)
+        batch = await searcher.batch_search(hundred, 10, method="hybrid", threads=3)
+        single = {qid: await searcher.hybrid(text, 10) for qid, text in hundred.items()}
+        return batch, single
+
+    batch, single = with_async_client(es_url, work)
+    for qid in hundred:
+        assert comparable(batch[qid]) == comparable(single[qid]), qid
+    sync = cranfield_index.searcher.batch_search(hundred, 10, method="hybrid")
+    assert [comparable(sync[q]) for q in hundred] == [comparable(batch[q]) for q in hundred]
