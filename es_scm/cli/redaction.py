@@ -40,7 +40,7 @@ def redacted_stderr(secrets: Iterable[str]) -> Iterator[None]:
         yield
         return
     original = sys.stderr
-    sys.stderr = RedactingStream(original, secrets)  # type: ignore[assignment]
+    sys.stderr = RedactingStream(original, secrets)
     try:
         yield
     finally:

@@ -8,6 +8,7 @@ import sys
 from es_scm.cli.errors import EXIT_OK
 from es_scm.cli.explain import add_explain_options, explain_top, explanation_lines
 from es_scm.cli.options import Command, load_model
+from es_scm.model.weighting import Role
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -21,7 +22,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     model = load_model(args.model)
-    for name, text, role in (("TEXT_A", args.text_a, "query"), ("TEXT_B", args.text_b, "document")):
+    sides: tuple[tuple[str, str, Role], ...] = (
+        ("TEXT_A", args.text_a, "query"),
+        ("TEXT_B", args.text_b, "document"),
+    )
+    for name, text, role in sides:
         if model.vectorize(text, role=role).nnz == 0:
             print(f"note: {name} has no vocabulary term; its SCM is 0", file=sys.stderr)
     print(repr(model.similarity(args.text_a, args.text_b)))

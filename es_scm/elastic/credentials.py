@@ -110,12 +110,12 @@ def parse_url(url: str) -> ClusterURL:
         end = rest.find("]") + 1 or len(rest)
         host, rest = rest[:end], rest[end:]
     else:
-        host_match = re.match(r"[^:/?#]*", rest)
-        host, rest = host_match.group(), rest[host_match.end() :]
+        host_end = _end_of(rest, ":/?#")
+        host, rest = rest[:host_end], rest[host_end:]
     port = None
     if rest.startswith(":"):
-        port_match = re.match(r":([^/?#]*)", rest)
-        port, rest = port_match.group(1), rest[port_match.end() :]
+        port_end = _end_of(rest, "/?#", 1)
+        port, rest = rest[1:port_end], rest[port_end:]
     return ClusterURL(scheme, userinfo, host, port, rest)
 
 
@@ -191,3 +191,8 @@ def redact(text: str, secrets: Iterable[str | None]) -> str:
     for form in sorted(forms, key=len, reverse=True):
         text = text.replace(form, REDACTED)
     return text
+
+
+def _end_of(text: str, stops: str, start: int = 0) -> int:
+    """The position of ``text``'s first character of ``stops`` from ``start`` (else its end)."""
+    return next((i for i in range(start, len(text)) if text[i] in stops), len(text))

@@ -95,7 +95,7 @@ def clean_text(text: str) -> str:
     return _URL.sub(" url_token ", text)
 
 
-def read_semeval_xml(path: str | Path) -> list[OriginalQuestion]:
+def read_semeval_xml(path: str | os.PathLike[str]) -> list[OriginalQuestion]:
     """Read a SemEval-2016/2017 Task 3 English XML file (subtask B view).
 
     Labels come from ``RELQ_RELEVANCE2ORGQ`` (PerfectMatch and Relevant are relevant); the IR
@@ -154,7 +154,7 @@ def _text(element: ElementTree.Element, tag: str) -> str:
     return " ".join((child.text or "").split()) if child is not None else ""
 
 
-def read_gold(path: str | Path) -> dict[str, list[tuple[str, int, float, bool]]]:
+def read_gold(path: str | os.PathLike[str]) -> dict[str, list[tuple[str, int, float, bool]]]:
     """Read a ``*.subtaskB.relevancy`` gold file.
 
     Returns

@@ -204,10 +204,14 @@ def read_test_collection(
     """
     documents: dict[str, str] = {}
     if corpus is not None:
-        options = {"id_field": id_field, "text_field": text_field, "title_field": title_field}
-        documents = {
-            document.id: document.text
-            for document in read_corpus(corpus, corpus_format, encoding=encoding, **options)
-        }
+        read = read_corpus(
+            corpus,
+            corpus_format,
+            id_field=id_field,
+            text_field=text_field,
+            title_field=title_field,
+            encoding=encoding,
+        )
+        documents = {document.id: document.text for document in read}
     name = name or collection_name(corpus if corpus is not None else topics)
     return TestCollection(name, documents, read_topics(topics, topic_fields), read_qrels(qrels))

@@ -38,7 +38,7 @@ import os
 import zipfile
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import numpy as np
 import scipy.sparse as sp
@@ -72,7 +72,15 @@ MODEL_FILES = (CONFIG_FILE, VOCABULARY_FILE, SIMILARITY_FILE, UNSEEN_FILE)
 #: The most ``model.json`` may hold, in bytes (its stop words and settings take kilobytes).
 CONFIG_LIMIT = 64 * 2**20
 
-Model = TypeVar("Model")
+
+class _Identified(Protocol):
+    """What :func:`read_model` makes: something with a content hash."""
+
+    @property
+    def model_id(self) -> str: ...
+
+
+Model = TypeVar("Model", bound=_Identified)
 
 
 def write_model(path: Path, model: Any) -> None:
@@ -163,7 +171,8 @@ def write_bundle(
         matrix.save(folder / SIMILARITY_FILE)
         if unseen is not None:
             with open(folder / UNSEEN_FILE, "wb") as stream:
-                np.savez(stream, **unseen.arrays())
+                arrays: dict[str, Any] = unseen.arrays()
+                np.savez(stream, **arrays)
 
     replace_folder(path, write, MODEL_FILES)
 

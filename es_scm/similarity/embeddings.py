@@ -17,6 +17,7 @@ decreasing corpus frequency, so ``limit=N`` keeps the N most frequent words.
 
 from __future__ import annotations
 
+import collections
 import io
 import os
 from collections.abc import Iterable, Sequence
@@ -74,8 +75,8 @@ class WordEmbeddings:
             )
         index = {word: i for i, word in enumerate(words)}
         if len(index) != len(words):
-            seen: set[str] = set()
-            duplicate = next(word for word in words if word in seen or seen.add(word))
+            counts = collections.Counter(words)
+            duplicate = next(word for word in words if counts[word] > 1)
             raise ValueError(f"the word {duplicate!r} occurs more than once")
         if not np.isfinite(vectors).all():
             bad = int(np.flatnonzero(~np.isfinite(vectors).all(axis=1))[0])

@@ -110,9 +110,10 @@ def _pairs_within(
         dist_parts.append(block[r, c])
     if not rows_parts:
         return _EMPTY
-    return tuple(
+    rows, cols, distances = (
         np.concatenate(parts).astype(np.int64) for parts in (rows_parts, cols_parts, dist_parts)
     )
+    return rows, cols, distances
 
 
 @dataclass(frozen=True)

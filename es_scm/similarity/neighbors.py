@@ -91,7 +91,7 @@ def top_candidates(
     n_queries, n_base = len(queries), len(base)
     k = min(int(k), n_base)
     block_size = block_size or _BLOCK
-    margin = np.float32(margin)
+    slack = np.float32(margin)
     found: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
     missed: list[np.ndarray] = []
     if k >= 1 and n_queries:
@@ -99,10 +99,10 @@ def top_candidates(
         for start in range(0, n_queries, block_size):
             block = queries[start : start + block_size]
             guess = sample.guess(block)
-            rows, cols, scores, kth = _scan(block, base, k, margin, tile, guess)
+            rows, cols, scores, kth = _scan(block, base, k, slack, tile, guess)
             # a guess is not a bound: where it exceeded the final k-th best − margin, rows
             # scoring between the two may be missing, so those queries are scanned again
-            wrong = np.flatnonzero(guess > kth - margin)
+            wrong = np.flatnonzero(guess > kth - slack)
             if wrong.size:
                 keep = ~np.isin(rows, wrong)
                 rows, cols, scores = rows[keep], cols[keep], scores[keep]
@@ -114,7 +114,7 @@ def top_candidates(
             again = np.concatenate(missed)
             for start in range(0, len(again), block_size):
                 chosen = again[start : start + block_size]
-                rows, cols, scores, _ = _scan(queries[chosen], base, k, margin, tile, None)
+                rows, cols, scores, _ = _scan(queries[chosen], base, k, slack, tile, None)
                 found.append((chosen[rows], cols, scores))
     if progress is not None:
         progress.close()

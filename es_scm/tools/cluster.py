@@ -132,9 +132,10 @@ class LocalCluster:
         missing = [node for node in self.nodes if not node.reusable()]
         launched = []
         try:
-            java = find_runtime(self.nodes[0].version) if missing else None
-            for node in missing:
-                launched.append((node, node.launch(java)))
+            if missing:  # the nodes that do not run yet share one Java runtime
+                java = find_runtime(self.nodes[0].version)
+                for node in missing:  # one at a time: a failed start stops those before it
+                    launched.append((node, node.launch(java)))
             for node, process in launched:
                 ready = _healthy_while_all_run(node, launched)
                 node.wait_until_healthy(process, max(deadline - time.monotonic(), 1.0), ready)
@@ -165,8 +166,11 @@ class LocalCluster:
         health: dict | None = None
         while time.monotonic() < deadline:
             health = self.health()
-            joined = bool(health) and health.get("number_of_nodes") == len(self.nodes)
-            if joined and health.get("status") in ("green", "yellow"):
+            if (
+                health is not None
+                and health.get("number_of_nodes") == len(self.nodes)
+                and health.get("status") in ("green", "yellow")
+            ):
                 return health
             time.sleep(1.0)
         joined = health.get("number_of_nodes") if health else 0

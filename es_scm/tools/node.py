@@ -286,7 +286,7 @@ class LocalElasticsearch:
 
     def is_healthy(self) -> bool:
         health = self.health()
-        return bool(health) and health.get("status") in ("green", "yellow")
+        return health is not None and health.get("status") in ("green", "yellow")
 
     def credentials(self, user: str = ADMIN_USER) -> dict[str, str | None]:
         """Connection options of a secured node: ``ca_certs``, ``username``, ``password``."""
