@@ -17,8 +17,7 @@ $(STAMP): pyproject.toml
 
 venv: $(STAMP)  ## create .venv and install es-scm with its test extras
 
-test: $(STAMP)  ## install everything, start Elasticsearch, run the whole suite, stop it
-	$(PY) scripts/generate_sync.py --check
+test: lint  ## install everything, check the code (lint), start Elasticsearch, run the whole suite
 	$(PY) -m es_scm.tools.es_local install
 	scripts/run-tests
 
