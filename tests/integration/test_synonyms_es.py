@@ -29,7 +29,7 @@ def test_exact_search_finds_a_document_by_its_synonym(es_client, index_name, syn
     index = SCMIndex(es_client, index_name, synonym_model)
     report = index.index_documents([{"id": i, "text": t} for i, t in TEXTS.items()])
     assert report.ok, report.summary()
-    result = index.search("automobile", k=4, mode="exact", explain=True)
+    result = index.searcher.search("automobile", k=4, explain=True)
     assert result.exact_guarantee
     assert set(result.ids()) == {"1", "2"}  # "1" says only "car"
     car = next(hit for hit in result.hits if hit.id == "1")
