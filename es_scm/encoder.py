@@ -27,12 +27,13 @@ Efficiency
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.util
 import logging
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -137,7 +138,8 @@ class SentenceEncoder:
             library = require("sentence_transformers", "a sentence encoder")
             source = self.name if self.path is None else os.fspath(self.path)
             try:
-                self._model = library.SentenceTransformer(source, device=self.device)
+                with _quiet_transformers():
+                    self._model = library.SentenceTransformer(source, device=self.device)
             except OSError as error:
                 first = str(error).strip().splitlines()[0] if str(error).strip() else repr(error)
                 raise ValueError(
@@ -390,3 +392,18 @@ def fingerprint(folder: Path) -> str:
         digest.update(path.relative_to(folder).as_posix().encode("utf-8") + b"\0")
         digest.update(_FINGERPRINTS[key].encode("ascii"))
     return f"sha256:{digest.hexdigest()}"
+
+
+@contextlib.contextmanager
+def _quiet_transformers() -> Iterator[None]:
+    """transformers' own progress bar ("Loading weights") off while a model loads: es-scm
+    reports its own progress (:mod:`es_scm.progress`), and a command's stderr stays its own."""
+    from transformers.utils import logging as transformers_logging
+
+    shown = transformers_logging.is_progress_bar_enabled()
+    transformers_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        if shown:
+            transformers_logging.enable_progress_bar()

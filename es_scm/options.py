@@ -220,6 +220,15 @@ class EncoderOptions(CheckedOptions):
         pieces, each piece of the tokenizer's vocabulary encoded alone once per encoder.
     batch_size : int >= 1
         Words (or pieces) per forward pass of the encoder.
+    centred : bool
+        Subtract the encoder's common direction (the mean of its pieces' vectors) from every
+        word's vector before cosines are taken: static vectors of a sentence encoder all lean
+        one way (unrelated words have cosines of 0.2–0.7), centred ones do not, so that a
+        threshold means something.
+    max_terms : int >= 1 or None
+        Give vectors to the first ``max_terms`` terms only (a vocabulary is in order of
+        decreasing document frequency): what S's neighbour search costs grows with the square
+        of the terms and the encoder's dimensions, and rare terms matter least. None: every term.
     """
 
     threshold: float | None
@@ -228,12 +237,16 @@ class EncoderOptions(CheckedOptions):
     model: str
     mode: str
     batch_size: int
+    centred: bool = True
+    max_terms: int | None = None
 
     CONSTRAINTS: ClassVar[Mapping[str, Constraint]] = {
         **SourceOptions.CONSTRAINTS,
         "model": Text(what="a model name or a folder"),
         "mode": Options(ENCODER_MODES),
         "batch_size": POSITIVE_INT,
+        "centred": Described(Boolean(), "a bool"),
+        "max_terms": OrNone(POSITIVE_INT),
     }
 
 
@@ -452,9 +465,10 @@ class AutoOptions(CheckedOptions):
         GloVe's weight when it is combined with vectors trained on the corpus.
     min_training_tokens : int >= 0
         Below this many tokens, no training.
-    encoder_weight : float in [0, 1)
+    encoder_weight : float in [0, 1]
         The weight of the sentence encoder's term vectors when the ``encoder`` extra and its
-        packaged model are installed (the other sources share the rest); 0: never chosen.
+        packaged model are installed (the other sources share the rest); 0: never chosen; 1:
+        the encoder alone (nothing is trained, GloVe is not read).
     """
 
     glove_weight: float
@@ -464,7 +478,7 @@ class AutoOptions(CheckedOptions):
     CONSTRAINTS: ClassVar[Mapping[str, Constraint]] = {
         "glove_weight": Described(Interval(float, 0.0, 1.0, closed="neither"), "in (0, 1)"),
         "min_training_tokens": Described(NON_NEGATIVE_INT, ">= 0"),
-        "encoder_weight": Described(Interval(float, 0.0, 1.0, closed="left"), "in [0, 1)"),
+        "encoder_weight": Described(Interval(float, 0.0, 1.0), "in [0, 1]"),
     }
 
 

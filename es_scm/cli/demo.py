@@ -47,6 +47,6 @@ COMMAND = Command(
     run,
     ("common", "connection"),
     "Start (or reuse) the local Elasticsearch unless --es-url/$ES_URL is given, build a model "
-    "from the packaged 250-document demo corpus with GloVe 6B 50d, index it, and compare BM25 "
-    "with the SCM on paraphrases that share no word with the query.",
+    "from the packaged 250-document demo corpus with model build's defaults, index it, and "
+    "compare BM25 with the SCM on paraphrases that share no word with the query.",
 )

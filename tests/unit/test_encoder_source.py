@@ -66,7 +66,8 @@ def _cosine(a: np.ndarray, b: np.ndarray) -> float:
 
 
 def test_car_automobile_and_physician_doctors_get_a_real_similarity(vectors, reference):
-    model = SoftCosineModel.build(TEXTS, vectors(), threshold=0.5, exponent=2.0)
+    # the encoder's raw cosines (not centred), as sentence-transformers' vectors give them
+    model = SoftCosineModel.build(TEXTS, vectors(centred=False), threshold=0.5, exponent=2.0)
     matrix = model.similarity_matrix
 
     def s(a: str, b: str) -> float:
@@ -93,7 +94,7 @@ def test_without_a_threshold_the_encoders_own_defaults_apply(vectors):
     matrix = SoftCosineModel.build(TEXTS, vectors()).similarity_matrix
     assert matrix.build_info["threshold"] == ENCODER_DEFAULTS.threshold
     assert matrix.build_info["exponent"] == ENCODER_DEFAULTS.exponent
-    assert matrix.build_info["nonzero_limit"] == 50  # the model's
+    assert matrix.build_info["nonzero_limit"] == ENCODER_DEFAULTS.nonzero_limit  # the kind's own
 
 
 def test_loading_by_name_by_hub_name_and_by_local_folder(model_dir, tmp_path):
@@ -129,8 +130,8 @@ def test_a_name_that_cannot_be_loaded_offline_is_one_clear_error():
 
 def test_word_mode_encodes_each_word_alone_and_pieces_mode_averages_its_pieces(vectors, reference):
     words = ["car", "automobile", "hospitalisation", "glycosylation"]
-    word = vectors().vectors(words)
-    pieces = vectors(mode="pieces").vectors(words)
+    word = vectors(centred=False).vectors(words)
+    pieces = vectors(mode="pieces", centred=False).vectors(words)
     alone = dict(zip(words, reference(words), strict=True))
     for w in words:  # the word alone, as sentence-transformers encodes its text
         np.testing.assert_allclose(word[w], alone[w], atol=2e-5)
@@ -156,7 +157,8 @@ def test_a_word_with_an_unknown_piece_gets_no_vector(vectors):
 
 
 def test_the_encoders_whole_words_cover_query_words_outside_the_vocabulary(vectors):
-    model = SoftCosineModel.build(["the car was parked"], vectors(), threshold=0.5, exponent=2.0)
+    raw = vectors(centred=False)  # the encoder's raw cosines: car/automobile 0.86
+    model = SoftCosineModel.build(["the car was parked"], raw, threshold=0.5, exponent=2.0)
     assert model.unseen is not None
     assert "automobile" in model.unseen  # a single piece of MiniLM's vocabulary
     ids, similarities = model.unseen.column("automobile")
@@ -231,8 +233,36 @@ def test_the_command_line_builds_with_the_encoder_and_shows_its_sources(
     ])  # fmt: skip
     assert code == 0
     printed = capsys.readouterr().out
-    assert "S: 1 × encoder all-MiniLM-L6-v2 (pieces): cosines above 0.6 raised to 2" in printed
+    assert (
+        "S: 1 × encoder all-MiniLM-L6-v2 (pieces, centred): cosines above 0.6 raised to 2"
+        in printed
+    )
     assert main(["model", "info", str(out)]) == 0
     info = capsys.readouterr().out
     assert "S source" in info
-    assert "encoder all-MiniLM-L6-v2 (pieces)" in info
+    assert "encoder all-MiniLM-L6-v2 (pieces, centred)" in info
+
+
+def test_centred_vectors_are_the_raw_ones_less_the_encoders_common_direction(vectors, reference):
+    words = ["car", "automobile", "physician", "doctors", "bananas"]
+    centred = vectors().vectors(words)
+    raw = dict(zip(words, reference(words), strict=True))  # sentence-transformers' own vectors
+    shifts = np.array([raw[w] - centred[w] for w in words])
+    # one constant subtracted from every word: the mean of the pieces' unit vectors
+    np.testing.assert_allclose(shifts, np.broadcast_to(shifts[0], shifts.shape), atol=3e-5)
+    assert np.linalg.norm(shifts[0]) > 0.3  # the common direction is not small
+    # centring spreads the cosines: unrelated words fall towards 0, synonyms stay high
+    assert _cosine(centred["car"], centred["bananas"]) < _cosine(raw["car"], raw["bananas"]) - 0.1
+    assert _cosine(centred["car"], centred["automobile"]) > 0.75
+    assert _cosine(centred["physician"], centred["doctors"]) > 0.75
+
+
+def test_only_the_most_frequent_terms_get_vectors(vectors):
+    terms = ["car", "automobile", "physician", "doctors"]  # a vocabulary: most frequent first
+    limited = vectors(max_terms=2).vectors(terms)
+    assert "car" in limited
+    assert "automobile" in limited
+    assert "physician" not in limited
+    assert "doctors" not in limited
+    with pytest.raises(ValueError, match="max_terms"):
+        vectors(max_terms=0)

@@ -89,7 +89,7 @@ BAD_VALUES = [
     (TRAINING_SCALE, "max_bucket", 10, "min_bucket (50000) must not exceed max_bucket (10)"),
     (AUTO_EMBEDDINGS, "glove_weight", 1.0, "glove_weight must be in (0, 1), got 1.0"),
     (AUTO_EMBEDDINGS, "min_training_tokens", -1, "min_training_tokens must be >= 0, got -1"),
-    (AUTO_EMBEDDINGS, "encoder_weight", 1.0, "encoder_weight must be in [0, 1), got 1.0"),
+    (AUTO_EMBEDDINGS, "encoder_weight", 1.5, "encoder_weight must be in [0, 1], got 1.5"),
     (EMBEDDING_SOURCE, "exponent", 0, "exponent must be a real number in (0, inf), got 0"),
     (ENCODER_DEFAULTS, "mode", "letters", "mode must be one of 'word', 'pieces', got 'letters'"),
     (ENCODER_DEFAULTS, "batch_size", 0, "batch_size must be an integer >= 1, got 0"),
