@@ -28,7 +28,7 @@ from aiohttp import web
 
 from es_scm import SoftCosineModel, WordEmbeddings
 from es_scm.corpus import read_corpus
-from es_scm.demo import DEMO_MODEL_OPTIONS, demo_corpus_path
+from es_scm.demo import demo_corpus_path
 from es_scm.elastic import NotProvenError
 from es_scm.elastic.aio import AsyncSCMIndex, async_client_from_env
 
@@ -75,9 +75,9 @@ def make_app(index: AsyncSCMIndex) -> web.Application:
 
 
 def demo_model() -> SoftCosineModel:
-    """A model of the demo corpus with GloVe 6B 50d (a few seconds)."""
+    """A model of the demo corpus with GloVe 6B 50d and the default S options (a few seconds)."""
     texts = [document.text for document in read_corpus(demo_corpus_path())]
-    return SoftCosineModel.build(texts, WordEmbeddings.glove_6b_50d(), **DEMO_MODEL_OPTIONS)
+    return SoftCosineModel.build(texts, WordEmbeddings.glove_6b_50d())
 
 
 async def ingest_demo(index: AsyncSCMIndex) -> None:
