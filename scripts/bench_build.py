@@ -12,9 +12,15 @@ Corpora: BEIR SciFact (5,183 abstracts, title and text), and the first N paragra
 Wikipedia extract (``--wiki 100000 850000``). Goals (issue 21): SciFact ≤ 60 s; 100,000
 paragraphs ≤ 3 min; the whole extract ≤ 15 min and ≤ 3 GB; the cache ≤ 10× the vectors.
 
+With ``--baseline``, each corpus is also built with the command line's default without the
+``encoder`` extra (``--embeddings 0.3*glove-6b-50d+0.7*train``: GloVe 6B 50d with vectors trained
+on the corpus, the default before issue 27), in the same run, and the ratio of the two walls is
+reported (issue 27's goal: a model with the encoder's S within 2× of it).
+
 Usage::
 
     python scripts/bench_build.py --wiki 100000 850000 --json results/bench_build.json
+    python scripts/bench_build.py --wiki 100000 --baseline --json results/bench_build_encoder.json
 """
 
 from __future__ import annotations
@@ -62,12 +68,16 @@ def directory_bytes(path: Path) -> int:
     return sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
 
 
-def build(corpus: Path, scratch: Path, name: str) -> dict[str, Any]:
+#: The command line's default S without the ``encoder`` extra (and before issue 27).
+BASELINE_EMBEDDINGS = "0.3*glove-6b-50d+0.7*train"
+
+
+def build(corpus: Path, scratch: Path, name: str, *options: str) -> dict[str, Any]:
     """``es-scm model build --corpus … --out …`` with an empty cache; what it cost."""
     out, cache = scratch / f"model-{name}", scratch / f"cache-{name}"
     env = {**os.environ, "ES_SCM_CACHE": str(cache)}
     command = [sys.executable, "-c", CHILD, "model", "build", "--corpus", str(corpus)]
-    command += ["--out", str(out), "--no-progress"]
+    command += ["--out", str(out), "--no-progress", *options]
     started = time.perf_counter()
     done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
     seconds = time.perf_counter() - started
@@ -107,6 +117,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--wiki", nargs="*", type=int, default=[100_000])
     parser.add_argument("--no-scifact", action="store_true")
+    parser.add_argument(
+        "--baseline",
+        action="store_true",
+        help=f"also build each corpus with --embeddings {BASELINE_EMBEDDINGS}, and the ratio",
+    )
     parser.add_argument("--json", default=str(REPO / "results" / "bench_build.json"))
     args = parser.parse_args()
     rows: dict[str, Any] = {}
@@ -118,8 +133,19 @@ def main() -> None:
             write_wikipedia(path, size)
             corpora.append((f"wikipedia {size:,}", path))
         for name, path in corpora:
-            rows[name] = build(path, scratch, name.replace(" ", "-").replace(",", ""))
+            slug = name.replace(" ", "-").replace(",", "")
+            rows[name] = build(path, scratch, slug)
             print(name, json.dumps({k: v for k, v in rows[name].items() if k != "output"}))
+            if args.baseline:
+                baseline = build(
+                    path, scratch, f"{slug}-baseline", "--embeddings", BASELINE_EMBEDDINGS
+                )
+                rows[name]["baseline"] = baseline
+                rows[name]["over_baseline"] = round(rows[name]["seconds"] / baseline["seconds"], 2)
+                print(
+                    f"{name}, {BASELINE_EMBEDDINGS}: {baseline['seconds']} s; default / baseline "
+                    f"{rows[name]['over_baseline']}"
+                )
             sys.stdout.flush()
     report = {"provenance": provenance(sys.argv), "builds": rows}
     Path(args.json).parent.mkdir(parents=True, exist_ok=True)
