@@ -168,8 +168,9 @@ def refused_mapping(error: ApiError, layout: IndexLayout) -> ValueError | None:
         return ValueError(
             f"unknown text analyzer {layout.text_analyzer!r}: the cluster has no analyzer of that "
             "name (built in: standard, simple, whitespace, stop, keyword, pattern; language "
-            "analyzers such as english come with the analysis-common module, or on the local "
-            "runner with its es-scm-english plugin)"
+            "analyzers such as english, the default, come with the analysis-common module, or on "
+            "the local runner with its es-scm-english plugin); to index without it, pass "
+            "text_analyzer='standard' (es-scm index --text-analyzer standard)"
         )
     if layout.metadata_mapping is not None and "mapper_parsing_exception" in reason:
         return ValueError(f"Elasticsearch refused the metadata mapping: {reason}")

@@ -107,6 +107,7 @@ def test_an_unknown_analyzer_is_one_line_that_names_it(
     with pytest.raises(ValueError, match=r"^unknown text analyzer 'no_such_analyzer': ") as refused:
         SCMIndex(es_client, index_name, model).create(text_analyzer="no_such_analyzer")
     assert "\n" not in str(refused.value)
+    assert "--text-analyzer standard" in str(refused.value)  # the way out, english being default
     assert not es_client.indices.exists(index=index_name)
     corpus = tmp_path / "c.jsonl"
     corpus.write_text(json.dumps({"id": "1", "text": TEXTS[0]}) + "\n", encoding="utf-8")
