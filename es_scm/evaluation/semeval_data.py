@@ -22,6 +22,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from es_scm.files import open_text
+
 __all__ = [
     "RELEVANT_LABELS",
     "SEMEVAL_DATA_URL",
@@ -163,7 +165,7 @@ def read_gold(path: str | os.PathLike[str]) -> dict[str, list[tuple[str, int, fl
         ``ORGQ_ID -> [(RELQ_ID, rank, score, relevant), …]`` in file order.
     """
     gold: dict[str, list[tuple[str, int, float, bool]]] = {}
-    with open(path, encoding="utf-8") as lines:
+    with open_text(path, "a SemEval gold file") as lines:
         for number, line in enumerate(lines, start=1):
             parts = line.split()
             if not parts:

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from es_scm.evaluation.collections import read_wikipedia_paragraphs
+from es_scm.files import open_text
 from es_scm.model.text import Tokenizer
 from es_scm.similarity import WordEmbeddings
 from es_scm.similarity.training import EmbeddingTraining, train_on_file
@@ -78,7 +79,7 @@ def iter_corpus_texts(path: str | Path, *, min_words: int = 5) -> Iterator[str]:
 
 
 def _lines(path: Path) -> Iterator[str]:
-    with open(path, encoding="utf-8", errors="replace") as lines:
+    with open_text(path, "a word2vec training corpus", errors="replace") as lines:
         for line in lines:
             if line.strip():
                 yield line

@@ -46,6 +46,7 @@ import numpy as np
 from scipy import sparse
 
 from es_scm.defaults import SYNONYM_DEFAULTS
+from es_scm.files import open_text
 from es_scm.options import SynonymOptions, check_fields
 from es_scm.similarity.thesaurus import pairs_matrix
 
@@ -210,7 +211,7 @@ def read_synonyms(path: str | Path, tokenize: Tokenize, similarity: float = 1.0)
 
 def _rule_lines(path: Path) -> Iterator[tuple[int, str]]:
     """(line number, line) of every line that is neither blank nor a comment."""
-    with open(path, encoding="utf-8-sig") as lines:
+    with open_text(path, "a synonym file", encoding="utf-8-sig") as lines:
         for number, line in enumerate(lines, start=1):
             line = line.rstrip("\r\n")
             if line.strip() and not line.lstrip().startswith("#"):

@@ -212,3 +212,18 @@ def test_the_command_line_mixes_synonym_files_and_names_a_bad_line(files, tmp_pa
     code = main([*args, "--force", "--synonyms", str(bad)])
     assert code != 0
     assert_one_line_error(capsys.readouterr().err, f"{bad}:2: an empty entry")
+
+
+@pytest.mark.parametrize("suffix", [".txt", ".tsv"])
+def test_a_synonym_file_that_is_a_pipe_is_refused_before_it_is_read(tmp_path, suffix):
+    """A named pipe could block the build for ever; it is refused, naming the synonym file."""
+    import os
+
+    from es_scm.files import UnsafeFileError
+
+    pipe = tmp_path / f"synonyms{suffix}"
+    os.mkfifo(pipe)
+    with pytest.raises(UnsafeFileError, match="synonym file") as refused:
+        read_synonyms(pipe, TOKENIZE)
+    assert str(pipe) in str(refused.value)
+    assert "\n" not in str(refused.value)
