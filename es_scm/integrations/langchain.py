@@ -16,7 +16,6 @@ from __future__ import annotations
 from os import PathLike
 from typing import TYPE_CHECKING, Any
 
-from es_scm.elastic.filters import Filter
 from es_scm.extras import require
 from es_scm.fusion import Fusion
 from es_scm.integrations.retrieval import (
@@ -88,7 +87,8 @@ class SCMRetriever(BaseRetriever):
     searcher: SearcherSource
     mode: str = "exact"
     k: int = 10
-    filter: Filter = None
+    # es-scm checks the filter (Retrieval.of, then the searcher's policy), not pydantic
+    filter: Any = None
     explain: bool = False
     fusion: Fusion | str | None = None
     depth: int | None = None

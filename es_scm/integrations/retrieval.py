@@ -31,6 +31,7 @@ from es_scm.elastic.aio import (
     async_client_from_env,
 )
 from es_scm.elastic.filters import Filter, filter_clauses
+from es_scm.elastic.hybrid import resolve_fusion
 from es_scm.elastic.requests import METHOD_OPTIONS
 from es_scm.elastic.requests import MODES as METHOD_MODES
 from es_scm.elastic.results import Hit, SearchResult
@@ -127,6 +128,8 @@ class Retrieval:
                 raise ValueError(
                     f"{name} is not an option of mode={mode!r}; its options are {', '.join(takes)}"
                 )
+        if method == "hybrid":  # a fusion's name and the depth checked now, not at a search
+            resolve_fusion(fusion, options.get("depth"), None)
         if filter is not None:  # the searcher reads the filter as given
             options["filter"] = filter
         return cls(mode, method, k, options)

@@ -220,3 +220,22 @@ def test_from_url_with_a_saved_model(
         assert got == expected(sample_index.searcher.search(query, 3), corpus)
     finally:
         retriever.searcher.client.close()
+
+
+def test_llamaindex_shows_a_prompt_the_text_and_the_document_s_metadata_only(
+    sample_index, corpus, cranfield
+):
+    from llama_index.core.schema import MetadataMode
+
+    retriever = llamaindex.SCMRetriever(sample_index, k=3, mode="hybrid", explain=True)
+    for scored in retriever.retrieve(cranfield.queries["7"]):
+        document = corpus[scored.node.node_id]
+        for mode in (MetadataMode.LLM, MetadataMode.EMBED):
+            content = scored.node.get_content(metadata_mode=mode)
+            assert document["text"] in content
+            assert f"group: {document['group']}" in content
+            assert f"id: {document['id']}" in content
+            assert "score" not in content
+            assert "components" not in content
+            assert "explanation" not in content
+        assert "explanation" in scored.node.metadata  # kept for the application
