@@ -5,9 +5,9 @@ One module per framework, each needing its extra (``pip install 'es-scm[langchai
 missing extra is one line that says what to install:
 
 * :mod:`es_scm.integrations.langchain` — ``SCMRetriever``, a LangChain ``BaseRetriever``
-  (``invoke``/``ainvoke`` give ``Document``\\ s);
+  (``invoke``/``ainvoke`` give ``Document`` objects);
 * :mod:`es_scm.integrations.llamaindex` — ``SCMRetriever``, a LlamaIndex ``BaseRetriever``
-  (``retrieve``/``aretrieve`` give ``NodeWithScore``\\ s of ``TextNode``\\ s).
+  (``retrieve``/``aretrieve`` give a ``NodeWithScore`` of a ``TextNode`` per hit).
 
 Both search through an es-scm searcher (:mod:`es_scm.integrations.retrieval`, what they share):
 exact SCM top k by default, ``mode="hybrid"``, ``"native"`` or ``"bm25"`` on request, filters,
