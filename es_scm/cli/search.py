@@ -8,7 +8,9 @@ one JSON object a query (``--json``: ``qid`` and its ``hits`` as ``search --json
 ``-`` reads the query (``QUERY``) or the topics (``--queries -``) from standard input. A query
 longer than ``--max-query-words`` is refused before any request. ``--filter`` JSON is
 untrusted: only the query types of ``es_scm.elastic.filters.SAFE_QUERIES`` pass
-(``--allow-unsafe-filters`` sends any).
+(``--allow-unsafe-filters`` sends any). A ``--filter`` nested deeper than
+:data:`~es_scm.elastic.filters.MAX_FILTER_DEPTH` levels, or naming a field that the index does
+not map (``year`` for ``metadata.year``), is a usage error (exit 2) in one line that names it.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from es_scm.cli.options import (
     positive_int,
 )
 from es_scm.defaults import HYBRID_DEFAULTS, MAX_QUERY_WORDS
+from es_scm.elastic.filters import MAX_FILTER_DEPTH, UnknownFieldError, filter_clauses
 
 #: ``--mode`` → the searcher's method.
 METHODS = {"exact": "search", "native": "native", "hybrid": "hybrid", "bm25": "bm25"}
@@ -81,7 +84,8 @@ def _add_ranking_options(parser: argparse.ArgumentParser) -> None:
         help="only documents that match: an Elasticsearch query clause as JSON, or FIELD=VALUE "
         "for a term on a metadata field (metadata.FIELD); repeat to combine. JSON may use "
         "only query types that read the searched documents (term, terms without a lookup, "
-        "range, match, bool, exists, ids, prefix, ...)",
+        "range, match, bool, exists, ids, prefix, ...) and must name fields the index maps: a "
+        "document's own fields are under metadata. (metadata.year, not year)",
     )
     parser.add_argument(
         "--allow-unsafe-filters",
@@ -145,8 +149,17 @@ def filter_clause(text: str) -> dict:
             clause = json.loads(text)
         except json.JSONDecodeError as error:
             raise argparse.ArgumentTypeError(f"not valid JSON ({error.msg}): {text!r}") from None
+        except RecursionError:
+            raise argparse.ArgumentTypeError(
+                f"JSON nested too deeply to read ({len(text)} characters); a filter needs at "
+                f"most {MAX_FILTER_DEPTH} levels"
+            ) from None
         if not isinstance(clause, dict) or not clause:
             raise argparse.ArgumentTypeError(f"expected a JSON object (a query clause): {text!r}")
+        try:
+            filter_clauses(clause)  # nested too deeply: refused here, as a usage error
+        except ValueError as error:
+            raise argparse.ArgumentTypeError(str(error)) from None
         return clause
     field, equals, value = text.partition("=")
     if not equals or not field.strip():
@@ -205,6 +218,14 @@ def bounded(text: str, limit: int, what: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    try:
+        return _run(args)
+    except UnknownFieldError as error:
+        # the filter matches nothing as written: a mistake in the command, named as one
+        raise CLIError(f"--filter: {error}", EXIT_USAGE) from None
+
+
+def _run(args: argparse.Namespace) -> int:
     if bool(args.query) == bool(args.queries):
         raise CLIError(
             "give one QUERY or --queries FILE" + (", not both" if args.query else ""), EXIT_USAGE

@@ -426,7 +426,7 @@ class AsyncSearcher:
         from elsewhere the model is checked again and the search repeated; an answer without
         hits is confirmed by one more look at the indices."""
         for _ in range(ATTEMPTS):
-            checked = await self._ready()
+            checked = await self._fields_known(await self._ready(), [request])
             try:
                 result = await self._sent(checked, request)
             except TargetMoved as moved:
@@ -443,6 +443,27 @@ class AsyncSearcher:
             _, checked = self.target.accept(await self._get_index())
         if self.target.clause_limit is None:
             self.target.clause_limit = await cluster_max_clauses(self.client)
+        return checked
+
+    async def _fields_known(
+        self, checked: Checked, requests: Sequence[SearchRequest | RescoreRequest]
+    ) -> Checked:
+        """``checked``, once every field that the requests' filters name is known to be mapped
+        (:class:`~es_scm.elastic.filters.MappedFields`, from the model check's answer: no
+        request). A field that it lacks is looked up once more, since fields may have been
+        mapped since the check.
+
+        Raises
+        ------
+        UnknownFieldError
+            A filter names a field that no index behind the name maps: it would match nothing.
+        """
+        filters = [r.filters for r in requests if isinstance(r, SearchRequest) and r.filters]
+        if not any(checked.fields.unknown(clauses) for clauses in filters):
+            return checked
+        _, checked = self.target.accept(await self._get_index())
+        for clauses in filters:
+            checked.fields.check(self.name, clauses)
         return checked
 
     async def _get_index(self) -> Any:
@@ -803,7 +824,7 @@ class AsyncSearcher:
         """Every request's result, as :meth:`_run` gives it, the first searches sent together."""
         if not requests:
             return []
-        checked = await self._ready()
+        checked = await self._fields_known(await self._ready(), requests)
         prepared = [self._prepare(checked, request) for request in requests]
         answers = await self._msearch([item.first for item in prepared])
         prepared = await self._prefetched(checked.target, prepared, answers)

@@ -428,7 +428,7 @@ class Searcher:
         from elsewhere the model is checked again and the search repeated; an answer without
         hits is confirmed by one more look at the indices."""
         for _ in range(ATTEMPTS):
-            checked = self._ready()
+            checked = self._fields_known(self._ready(), [request])
             try:
                 result = self._sent(checked, request)
             except TargetMoved as moved:
@@ -445,6 +445,27 @@ class Searcher:
             _, checked = self.target.accept(self._get_index())
         if self.target.clause_limit is None:
             self.target.clause_limit = cluster_max_clauses(self.client)
+        return checked
+
+    def _fields_known(
+        self, checked: Checked, requests: Sequence[SearchRequest | RescoreRequest]
+    ) -> Checked:
+        """``checked``, once every field that the requests' filters name is known to be mapped
+        (:class:`~es_scm.elastic.filters.MappedFields`, from the model check's answer: no
+        request). A field that it lacks is looked up once more, since fields may have been
+        mapped since the check.
+
+        Raises
+        ------
+        UnknownFieldError
+            A filter names a field that no index behind the name maps: it would match nothing.
+        """
+        filters = [r.filters for r in requests if isinstance(r, SearchRequest) and r.filters]
+        if not any(checked.fields.unknown(clauses) for clauses in filters):
+            return checked
+        _, checked = self.target.accept(self._get_index())
+        for clauses in filters:
+            checked.fields.check(self.name, clauses)
         return checked
 
     def _get_index(self) -> Any:
@@ -797,7 +818,7 @@ class Searcher:
         """Every request's result, as :meth:`_run` gives it, the first searches sent together."""
         if not requests:
             return []
-        checked = self._ready()
+        checked = self._fields_known(self._ready(), requests)
         prepared = [self._prepare(checked, request) for request in requests]
         answers = self._msearch([item.first for item in prepared])
         prepared = self._prefetched(checked.target, prepared, answers)
