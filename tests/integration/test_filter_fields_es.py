@@ -13,10 +13,9 @@ import json
 import pytest
 
 from es_scm.cli.errors import EXIT_USAGE
-from es_scm.elastic import SCMIndex, Searcher
-from es_scm.elastic.filters import UnknownFieldError
+from es_scm.elastic import SCMIndex, Searcher, UnknownFieldError
 from tests.integration.test_requests_es import Requests
-from tests.support import one_error_line
+from tests.support import one_error_line, with_async_client
 
 TEXTS = {
     "a": "supersonic flow over a swept wing",
@@ -47,6 +46,31 @@ def test_a_filter_on_a_field_outside_metadata_names_the_metadata_path(es_client,
     assert index.searcher.search("wing", filter=good).hits == []
     with pytest.raises(UnknownFieldError, match="'year'"):
         index.searcher.search("wing", filter={"exists": {"field": "year"}})
+
+
+def test_the_async_searcher_says_the_same(es_client, es_url, index_name, model):
+    from es_scm.elastic.aio import AsyncSearcher
+
+    assert SCMIndex(es_client, index_name, model).index_documents(documents()).ok
+
+    async def work(client):
+        searcher = AsyncSearcher(client, index_name, model)
+        good = await searcher.search("layer", filter={"term": {"metadata.year": 2020}})
+        refused = []
+        for call in (
+            searcher.search("layer", filter={"term": {"year": 2020}}),
+            searcher.batch_search(["layer"], method="hybrid", filter={"term": {"year": 2020}}),
+        ):
+            with pytest.raises(UnknownFieldError) as error:
+                await call
+            refused.append(str(error.value))
+        return good, refused
+
+    good, refused = with_async_client(es_url, work)
+    assert {hit.id for hit in good.hits} == {"b", "c"}
+    for message in refused:
+        assert "the filter names the field 'year'" in message
+        assert "filter on 'metadata.year'" in message
 
 
 def test_a_field_typed_later_is_found_by_a_second_look(es_client, index_name, model):
