@@ -1,12 +1,16 @@
 """``es-scm search``: search an index with the soft cosine measure, one query or a batch.
 
 ``--mode`` picks the searcher's method: ``exact`` (``Searcher.search``), ``native``, ``hybrid`` or
-``bm25``. A batch (``--queries FILE --run OUT``) is any topics file that ``es-scm eval`` reads,
-searched with ``Searcher.batch_search``; its hits go to a TREC run file, ``qid Q0 docid rank
-score tag`` a line. ``-`` reads the query (``QUERY``) or the topics (``--queries -``) from
-standard input. A query longer than ``--max-query-words`` is refused before any request.
-``--filter`` JSON is untrusted: only the query types of ``es_scm.elastic.filters.SAFE_QUERIES``
-pass (``--allow-unsafe-filters`` sends any).
+``bm25``. A batch (``--queries FILE``) is any topics file that ``es-scm eval`` reads, searched
+with ``Searcher.batch_search``; its hits go to a TREC run file (``--run OUT``, ``qid Q0 docid
+rank score tag`` a line; ``--run -`` writes it to standard output) and/or to standard output as
+one JSON object a query (``--json``: ``qid`` and its ``hits`` as ``search --json`` prints them).
+``-`` reads the query (``QUERY``) or the topics (``--queries -``) from standard input. A query
+longer than ``--max-query-words`` is refused before any request. ``--filter`` JSON is
+untrusted: only the query types of ``es_scm.elastic.filters.SAFE_QUERIES`` pass
+(``--allow-unsafe-filters`` sends any). A ``--filter`` nested deeper than
+:data:`~es_scm.elastic.filters.MAX_FILTER_DEPTH` levels, or naming a field that the index does
+not map (``year`` for ``metadata.year``), is a usage error (exit 2) in one line that names it.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from es_scm.cli.options import (
     positive_int,
 )
 from es_scm.defaults import HYBRID_DEFAULTS, MAX_QUERY_WORDS
+from es_scm.elastic.filters import MAX_FILTER_DEPTH, UnknownFieldError, filter_clauses
 
 #: ``--mode`` → the searcher's method.
 METHODS = {"exact": "search", "native": "native", "hybrid": "hybrid", "bm25": "bm25"}
@@ -79,7 +84,8 @@ def _add_ranking_options(parser: argparse.ArgumentParser) -> None:
         help="only documents that match: an Elasticsearch query clause as JSON, or FIELD=VALUE "
         "for a term on a metadata field (metadata.FIELD); repeat to combine. JSON may use "
         "only query types that read the searched documents (term, terms without a lookup, "
-        "range, match, bool, exists, ids, prefix, ...)",
+        "range, match, bool, exists, ids, prefix, ...) and must name fields the index maps: a "
+        "document's own fields are under metadata. (metadata.year, not year)",
     )
     parser.add_argument(
         "--allow-unsafe-filters",
@@ -111,10 +117,14 @@ def _add_batch_options(parser: argparse.ArgumentParser) -> None:
         "--queries",
         metavar="FILE",
         help="search every query of this file: JSONL (id or _id, and text: BEIR's queries.jsonl), "
-        "TSV (id<TAB>text) or TREC topics, one query a line; - reads standard input; needs --run",
+        "TSV (id<TAB>text) or TREC topics, one query a line; - reads standard input; with --run "
+        "or --json (or both)",
     )
     batch.add_argument(
-        "--run", metavar="OUT", help="write the --queries' top k to OUT as a TREC run file"
+        "--run",
+        metavar="OUT",
+        help="write the --queries' top k to OUT as a TREC run file (qid Q0 docid rank score "
+        "tag); - writes it to standard output",
     )
     batch.add_argument(
         "--tag", help="the run's tag, its last column (default: the mode, e.g. exact)"
@@ -139,8 +149,17 @@ def filter_clause(text: str) -> dict:
             clause = json.loads(text)
         except json.JSONDecodeError as error:
             raise argparse.ArgumentTypeError(f"not valid JSON ({error.msg}): {text!r}") from None
+        except RecursionError:
+            raise argparse.ArgumentTypeError(
+                f"JSON nested too deeply to read ({len(text)} characters); a filter needs at "
+                f"most {MAX_FILTER_DEPTH} levels"
+            ) from None
         if not isinstance(clause, dict) or not clause:
             raise argparse.ArgumentTypeError(f"expected a JSON object (a query clause): {text!r}")
+        try:
+            filter_clauses(clause)  # nested too deeply: refused here, as a usage error
+        except ValueError as error:
+            raise argparse.ArgumentTypeError(str(error)) from None
         return clause
     field, equals, value = text.partition("=")
     if not equals or not field.strip():
@@ -199,6 +218,14 @@ def bounded(text: str, limit: int, what: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    try:
+        return _run(args)
+    except UnknownFieldError as error:
+        # the filter matches nothing as written: a mistake in the command, named as one
+        raise CLIError(f"--filter: {error}", EXIT_USAGE) from None
+
+
+def _run(args: argparse.Namespace) -> int:
     if bool(args.query) == bool(args.queries):
         raise CLIError(
             "give one QUERY or --queries FILE" + (", not both" if args.query else ""), EXIT_USAGE
@@ -252,35 +279,55 @@ def run(args: argparse.Namespace) -> int:
 
 
 def run_batch(args: argparse.Namespace) -> int:
-    """``--queries FILE --run OUT``: the top k of every query, as a TREC run file."""
-    from es_scm.evaluation.trec import write_trec_run
-
+    """``--queries FILE``: the top k of every query, as a TREC run file (``--run OUT``, ``-``
+    for standard output) and/or one JSON object a line (``--json``), written as each
+    :data:`BATCH` of queries is answered when it goes to standard output."""
     tag = _batch_tag(args)
     topics = _batch_topics(args)
     model = load_model(args.model)
     searcher = make_searcher(args, model)
     searcher.check()  # a missing index or another model fails before the first query
     started = time.perf_counter()
-    batch = _search_batch(searcher, topics, args, search_options(args, model))
-    write_trec_run(batch.ranking, args.run, tag)
+    options = search_options(args, model)
+    if args.mode != "bm25":
+        options["explain"] = args.explain
+    batch = _search_batch(searcher, topics, args, options, _BatchOutput(args, tag))
+    if args.run and args.run != "-":  # a file is written whole, once every query is answered
+        from es_scm.evaluation.trec import write_trec_run
+
+        write_trec_run(batch.ranking, args.run, tag)
     batch.report(args)
     hits = sum(map(len, batch.ranking.values()))
     empty = sum(1 for docs in batch.ranking.values() if not docs)
+    where = {None: "", "-": " written to standard output"}.get(args.run, f" written to {args.run}")
     print(
-        f"-- {len(topics)} queries, {hits} hits ({empty} queries without any) written to "
-        f"{args.run}, mode {args.mode}, tag {tag}, {time.perf_counter() - started:.1f} s",
+        f"-- {len(topics)} queries, {hits} hits ({empty} queries without any){where}, "
+        f"mode {args.mode}" + (f", tag {tag}" if args.run else "") + ", "
+        f"{time.perf_counter() - started:.1f} s",
         file=sys.stderr,
     )
     return EXIT_OK
 
 
 def _batch_tag(args: argparse.Namespace) -> str:
-    """The run's tag, once the options that go with one QUERY only are known absent."""
-    if not args.run:
-        raise CLIError("--queries needs --run OUT, the TREC run file to write", EXIT_USAGE)
-    for flag, given in (("--json", args.json), ("--explain", args.explain), ("--from", args.from_)):
-        if given:
-            raise CLIError(f"{flag} is for one QUERY, not for --queries", EXIT_USAGE)
+    """The run's tag, once the outputs are known to be one of --run and --json, or both."""
+    if not args.run and not args.json:
+        raise CLIError(
+            "--queries needs --run OUT (a TREC run file; - for standard output) or --json",
+            EXIT_USAGE,
+        )
+    if args.run == "-" and args.json:
+        raise CLIError(
+            "--run - and --json both write to standard output: give --run a file", EXIT_USAGE
+        )
+    if args.from_ and args.run:  # a run's ranks start at 1
+        raise CLIError("--from goes with --json, not with --run", EXIT_USAGE)
+    if args.explain and not args.json:
+        raise CLIError("--explain goes with --json: a TREC run has no room for it", EXIT_USAGE)
+    if args.explain and args.mode == "bm25":
+        raise CLIError("--explain explains the SCM: not with --mode bm25", EXIT_USAGE)
+    if args.tag is not None and not args.run:
+        raise CLIError("--tag names a run: it goes with --run", EXIT_USAGE)
     tag = args.mode if args.tag is None else args.tag
     if not tag or len(tag.split()) != 1:
         raise CLIError(
@@ -328,12 +375,41 @@ class _Batch:
             )
 
 
+class _BatchOutput:
+    """What a batch writes to standard output as it goes: ``--json``'s lines (one object a
+    query: ``qid`` and its ``hits`` as ``search --json`` prints them) or ``--run -``'s."""
+
+    def __init__(self, args: argparse.Namespace, tag: str) -> None:
+        self.json, self.run = args.json, args.run == "-"
+        self.tag, self.first, self.top = tag, args.from_ + 1, explain_top(args)
+
+    def write(self, results: dict[str, Any]) -> None:
+        if self.run:
+            from es_scm.evaluation.trec import trec_run_lines
+
+            ranking = {qid: {h.id: h.score for h in r.hits} for qid, r in results.items()}
+            sys.stdout.writelines(trec_run_lines(ranking, self.tag))
+        elif self.json:
+            for qid, result in results.items():
+                hits = []
+                for rank, hit in enumerate(result.hits, start=self.first):
+                    if hit.explanation is not None:
+                        hit.explanation = hit.explanation.top(self.top)
+                    hits.append({"rank": rank, **hit.to_dict()})
+                print(json.dumps({"qid": qid, "hits": hits}, ensure_ascii=False))
+        sys.stdout.flush()  # a reader of the pipe gets each batch as it is answered
+
+
 def _search_batch(
-    searcher: Any, topics: dict[str, str], args: argparse.Namespace, options: dict[str, Any]
+    searcher: Any,
+    topics: dict[str, str],
+    args: argparse.Namespace,
+    options: dict[str, Any],
+    output: _BatchOutput,
 ) -> _Batch:
     """Every query's top k, :data:`BATCH` queries a ``batch_search``, with a progress bar on a
-    terminal. An exact top k that is not proven keeps the window's exact scores (said at the
-    end)."""
+    terminal, each batch written to ``output`` once answered. An exact top k that is not proven
+    keeps the window's exact scores (said at the end)."""
     from es_scm.cli.progress import progress_bar
 
     batch = _Batch()
@@ -343,13 +419,19 @@ def _search_batch(
         for start in range(0, len(ids), BATCH):
             chunk = {qid: topics[qid] for qid in ids[start : start + BATCH]}
             results = searcher.batch_search(
-                chunk, args.k, method=METHODS[args.mode], unproven="keep", **options
+                chunk,
+                args.k,
+                method=METHODS[args.mode],
+                unproven="keep",
+                **options,
+                **({"from_": args.from_} if args.from_ else {}),
             )
             for qid, result in results.items():
                 if result.unproven:
                     batch.unproven.append(qid)
                 batch.ranking[qid] = {hit.id: hit.score for hit in result.hits}
                 batch.pruned += bool(result.pruned_terms)
+            output.write(results)
             if bar is not None:
                 bar.update(len(chunk))
     finally:
@@ -365,6 +447,8 @@ COMMAND = Command(
     'es-scm search --model news-model --index news --json "flu outbreak" | jq .id\n'
     'es-scm search --model news-model --index news --explain --explain-top 5 "flu outbreak"\n'
     "es-scm search --model news-model --index news --queries queries.jsonl --run news.run --k 100\n"
+    "es-scm search --model news-model --index news --queries queries.tsv --json | jq .qid\n"
+    "es-scm search --model news-model --index news --mode bm25 --queries queries.tsv --run -\n"
     "es-scm search --model news-model --index news --k 5 - < question.txt",
     add_arguments,
     run,
@@ -372,8 +456,9 @@ COMMAND = Command(
     "Search an index built with the same model. `exact` (default) rescores Elasticsearch's "
     "candidates with the exact SCM, growing the window until the top k is provably exact; "
     "`native` returns Elasticsearch's scores (9-bit precision); `hybrid` fuses BM25 with the "
-    "SCM; `bm25` is Elasticsearch's BM25 on the same index. With --queries FILE --run OUT, "
-    "search every query of a topics file and write the hits as a TREC run. `-` reads the query "
+    "SCM; `bm25` is Elasticsearch's BM25 on the same index. With --queries FILE, search every "
+    "query of a topics file in batches and write the hits as a TREC run (--run OUT; --run - to "
+    "standard output) or as one JSON object a query (--json). `-` reads the query "
     "(or, with --queries -, the topics) from standard input; a query of more than "
     "--max-query-words words is refused before it is sent.",
 )

@@ -16,7 +16,7 @@ from es_scm.elastic._sync.searcher import Searcher
 from es_scm.elastic.aliases import FLATTENED, AliasSwap, AliasSwapError
 from es_scm.elastic.concurrency import Stop
 from es_scm.elastic.connection import client_from_env
-from es_scm.elastic.filters import UnsafeFilterError
+from es_scm.elastic.filters import UnknownFieldError, UnsafeFilterError
 from es_scm.elastic.ingest import IngestError, IngestInterrupted, IngestReport
 from es_scm.elastic.lifecycle import DeleteReport
 from es_scm.elastic.query import QueryTooLongError
@@ -42,6 +42,7 @@ __all__ = [
     "SearchResult",
     "Searcher",
     "Stop",
+    "UnknownFieldError",
     "UnsafeFilterError",
     "UnsupportedVersionError",
     "client_from_env",

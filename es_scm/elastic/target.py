@@ -27,6 +27,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from es_scm.elastic.filters import MappedFields
 from es_scm.elastic.results import PartialResultError, Stored
 from es_scm.elastic.schema import ModelMismatchError, check_indices
 
@@ -135,11 +136,13 @@ def _reason(failure: Mapping[str, Any]) -> str:
 
 @dataclass(frozen=True)
 class Checked:
-    """A passed model check: the :class:`Target` and the side its index applies S on
-    (``"query"`` or ``"documents"``)."""
+    """A passed model check: the :class:`Target`, the side its index applies S on
+    (``"query"`` or ``"documents"``) and the fields its indices map (``fields``: what a filter
+    may name)."""
 
     target: Target
     expansion: str
+    fields: MappedFields
 
 
 class TargetCheck:
@@ -178,14 +181,16 @@ class TargetCheck:
             As :func:`~es_scm.elastic.schema.check_indices`.
         """
         meta = check_indices(self.name, response, self.model)
-        checked = Checked(Target.of(self.name, response.body), meta["expansion"])
+        fields = MappedFields([body.get("mappings", {}) for body in response.body.values()])
+        checked = Checked(Target.of(self.name, response.body), meta["expansion"], fields)
         self.checked = checked
         return meta, checked
 
-    def created(self, shards: int, expansion: str) -> None:
-        """The name is an index just created with this model: nothing to look up."""
+    def created(self, shards: int, expansion: str, mappings: Mapping[str, Any]) -> None:
+        """The name is an index just created with this model and ``mappings``: nothing to
+        look up."""
         target = Target(self.name, frozenset([self.name]), frozenset([shards]))
-        self.checked = Checked(target, expansion)
+        self.checked = Checked(target, expansion, MappedFields([mappings]))
 
     def moved(self, error: ModelMismatchError) -> ModelMismatchError:
         """The error of a check made again after an answer came from elsewhere."""
@@ -204,7 +209,7 @@ class TargetCheck:
             )
             return False
         totals = {*seen.shard_totals, *([] if total is None else [total])}
-        self.checked = Checked(now.target.accepting(totals), now.expansion)
+        self.checked = dataclasses.replace(now, target=now.target.accepting(totals))
         return True
 
     def moved_too_often(self) -> PartialResultError:

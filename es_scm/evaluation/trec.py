@@ -28,7 +28,7 @@ import logging
 import math
 import time
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -48,6 +48,7 @@ __all__ = [
     "read_collection_files",
     "read_trec_run",
     "run_collection",
+    "trec_run_lines",
     "write_trec_run",
 ]
 
@@ -180,13 +181,19 @@ def read_trec_run(path: str | Path) -> Run:
     return run
 
 
+def trec_run_lines(run: Run, tag: str) -> Iterator[str]:
+    """A run's lines in TREC format, ``qid Q0 docid rank score tag``, each query's documents by
+    decreasing score (then id)."""
+    for qid, docs in run.items():
+        ranked = sorted(docs.items(), key=lambda item: (-item[1], item[0]))
+        for rank, (doc, score) in enumerate(ranked, start=1):
+            yield f"{qid} Q0 {doc} {rank} {score:.10g} {tag}\n"
+
+
 def write_trec_run(run: Run, path: str | Path, tag: str) -> None:
-    """Write a run in TREC format: ``qid Q0 docid rank score tag``."""
+    """Write a run in TREC format (:func:`trec_run_lines`) to the file ``path``."""
     with open(path, "w", encoding="utf-8") as out:
-        for qid, docs in run.items():
-            ranked = sorted(docs.items(), key=lambda item: (-item[1], item[0]))
-            for rank, (doc, score) in enumerate(ranked, start=1):
-                out.write(f"{qid} Q0 {doc} {rank} {score:.10g} {tag}\n")
+        out.writelines(trec_run_lines(run, tag))
 
 
 @dataclass

@@ -1,6 +1,7 @@
 """``batch_search``: what as many single calls return, in fewer requests (issue 30, item 2).
 
-100 Cranfield queries through each method, sync and asyncio, against the same single calls.
+100 Cranfield queries through each method, sync and asyncio, against the same single calls; the
+requests a batch sends, and hybrid search's scores of the candidates outside a leg's list.
 """
 
 from __future__ import annotations
@@ -9,7 +10,8 @@ import dataclasses
 
 import pytest
 
-from es_scm.elastic import NotProvenError, Searcher
+from es_scm import SoftCosineModel
+from es_scm.elastic import NotProvenError, SCMIndex, Searcher
 from es_scm.elastic.aio import AsyncSearcher
 from es_scm.fusion import fusion_from
 from tests.integration.test_requests_es import Requests
@@ -102,3 +104,47 @@ def test_an_async_batch_returns_what_single_calls_return(es_url, cranfield_index
         assert comparable(batch[qid]) == comparable(single[qid]), qid
     sync = cranfield_index.searcher.batch_search(hundred, 10, method="hybrid")
     assert [comparable(sync[q]) for q in hundred] == [comparable(batch[q]) for q in hundred]
+
+
+def test_a_hybrid_batch_asks_for_the_other_candidates_scores_together(
+    es_client, cranfield_index, hundred
+):
+    """A score fusion needs BM25's score of every candidate: a single call asks for those
+    outside BM25's list in a search of its own, a batch for every query's in one ``_msearch``."""
+    searcher = Searcher(es_client, cranfield_index.name, cranfield_index.model)
+    searcher.check()
+    searcher.max_clauses()
+    requests = Requests(es_client)
+    single = [
+        requests.during(lambda text=text: searcher.hybrid(text, 10)) for text in hundred.values()
+    ]
+    # each: BM25's list, the SCM's first window (which proves its list), the other scores
+    assert {len(sent) for sent in single} == {3}
+    sent = requests.during(lambda: searcher.batch_search(hundred, 10, method="hybrid"))
+    # 200 first searches in two _msearch requests (100 a request), the scores in a third
+    assert sent == [("POST", "/_msearch")] * 3
+
+
+def test_a_hybrid_batch_asks_for_the_scores_it_could_not_foresee(es_client, index_name):
+    """Fifty identical documents tie in every score: the SCM's top 5 (by id among ties) is
+    proven only once its windows reach past the first, and holds documents that no first answer
+    found (indexed last, they come last among ties). The batch asks for their BM25 scores as a
+    single call would, and returns what single calls return."""
+    ties = [{"id": f"d{n:02d}", "text": "alpha beta"} for n in reversed(range(50))]
+    others = ["gamma delta", "alpha gamma", "beta delta epsilon"] * 5
+    documents = ties + [{"id": f"o{n}", "text": text} for n, text in enumerate(others)]
+    model = SoftCosineModel.build([document["text"] for document in documents])
+    index = SCMIndex(es_client, index_name, model)
+    assert index.index_documents(documents).ok
+    searcher = index.searcher
+    searcher.check()
+    searcher.max_clauses()
+    queries = ["alpha", "alpha beta"]
+    options = {"depth": 5, "fusion": "linear"}
+    single = [searcher.hybrid(query, 5, **options) for query in queries]
+    assert [hit.id for hit in single[0].hits] == ["d00", "d01", "d02", "d03", "d04"]
+    requests = Requests(es_client)
+    sent = requests.during(lambda: searcher.batch_search(queries, 5, method="hybrid", **options))
+    assert [comparable(result) for result in requests.result] == [comparable(r) for r in single]
+    assert sent[:2] == [("POST", "/_msearch")] * 2  # the first searches, the foreseen scores
+    assert sent.count(("POST", f"/{index_name}/_search")) == 2  # the rest: one search a query

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from es_scm.cli import main
 from es_scm.cli.errors import EXIT_ERROR, EXIT_OK, EXIT_PARTIAL, EXIT_USAGE
@@ -185,3 +186,36 @@ def test_search_filters_and_hybrid_mode(
     )  # fmt: skip
     assert code == EXIT_USAGE
     assert "not valid JSON" in err
+
+
+def test_search_mode_bm25_is_elasticsearchs_match_query(
+    cli, es_client, es_url: str, index_name: str, news_model_dir: Path, news_corpus: Path
+) -> None:
+    """``--mode bm25`` compares plain BM25 on the same index: the hits and scores of a ``match``
+    query on ``text`` sent by hand, filters included; ``--explain`` explains the SCM only."""
+    code, _, err = cli(
+        "index", "--model", news_model_dir, "--index", index_name, "--corpus", news_corpus,
+        "--es-url", es_url, "--no-progress",
+    )  # fmt: skip
+    assert code == EXIT_OK, err
+    search = ["search", "--model", news_model_dir, "--index", index_name, "--es-url", es_url]
+    query = "president speaks to the press"
+    for filters, clause in (
+        ([], []),
+        (["--filter", "topic=politics"], [{"term": {"metadata.topic": "politics"}}]),
+    ):
+        code, out, err = cli(*search, "--mode", "bm25", "--k", "3", "--json", *filters, query)
+        assert code == EXIT_OK, err
+        hits = [json.loads(line) for line in out.splitlines()]
+        body = {"bool": {"must": [{"match": {"text": query}}], "filter": clause}}
+        by_hand = es_client.search(index=index_name, query=body, size=3)["hits"]["hits"]
+        assert by_hand  # the query's words are in the news
+        assert [h["id"] for h in hits] == [h["_id"] for h in by_hand]
+        assert [h["score"] for h in hits] == pytest.approx([h["_score"] for h in by_hand])
+        assert [h["rank"] for h in hits] == list(range(1, len(hits) + 1))
+    code, out, err = cli(*search, "--mode", "bm25", query)
+    assert code == EXIT_OK, err
+    assert "mode bm25" in err
+    code, _, err = cli(*search, "--mode", "bm25", "--explain", query)
+    assert code == EXIT_USAGE
+    assert_one_line_error(err, "--explain explains the SCM: not with --mode bm25")

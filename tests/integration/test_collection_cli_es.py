@@ -1,5 +1,6 @@
 """``eval collection`` with BEIR files, a saved model, an existing index and chosen measures;
-``search --queries --run``; ``tune``'s progress lines. A tiny collection, a real Elasticsearch.
+``search --queries`` (``--run FILE``, ``--run -``, ``--json``); ``tune``'s progress lines. A tiny
+collection, a real Elasticsearch.
 
 The answers are known by hand, as in ``test_tune_es.py`` (tests/support.py): each topic is one
 word, its two relevant documents are one with the word and one with only its synonym, and the
@@ -183,6 +184,53 @@ def test_search_a_batch_of_queries_into_a_trec_run(
     assert {row[0] for row in rows} == {"a"}
     assert {row[5] for row in rows} == {"my-run"}
     assert "(1 queries without any)" in err
+
+
+def test_search_a_batch_of_queries_to_standard_output_as_json_or_a_run(
+    cli, beir, es_url: str, es_client, index_name: str, tmp_path: Path
+) -> None:
+    """``--queries FILE --json``: one object a query, its hits as ``search --json`` prints
+    them; ``--run -``: the TREC run on standard output, as ``--run FILE`` writes it."""
+    from es_scm.elastic import SCMIndex
+    from es_scm.model import SoftCosineModel
+
+    _index_beir(cli, beir, es_url, index_name)
+    search = ["search", "--model", beir["model"], "--index", index_name, "--es-url", es_url]
+    code, out, err = cli(*search, "--queries", beir["queries"], "--json", "--k", 3)
+    assert code == EXIT_OK, err
+    assert "-- 4 queries, 8 hits (0 queries without any), mode exact, " in err
+    lines = [json.loads(line) for line in out.splitlines()]
+    assert [line["qid"] for line in lines] == list(SYNONYM_TOPICS)
+    for line in lines:
+        code, single, err = cli(*search, "--json", "--k", 3, SYNONYM_TOPICS[line["qid"]])
+        assert code == EXIT_OK, err
+        assert line["hits"] == [json.loads(hit) for hit in single.splitlines()]
+        assert [hit["rank"] for hit in line["hits"]] == [1, 2]
+
+    index = SCMIndex(es_client, index_name, SoftCosineModel.load(beir["model"]))
+    qid, text = next(iter(SYNONYM_TOPICS.items()))
+    code, out, err = cli(
+        *search, "--queries", beir["queries"], "--json", "--explain", "--explain-top", 1,
+        "--from", 1, "--k", 1, "--mode", "hybrid",
+    )  # fmt: skip
+    assert code == EXIT_OK, err
+    first = json.loads(out.splitlines()[0])
+    expected = index.searcher.hybrid(text, 1, from_=1, explain=True).hits[0]
+    assert first["qid"] == qid
+    assert first["hits"][0]["rank"] == 2
+    assert first["hits"][0]["id"] == expected.id
+    assert first["hits"][0]["score"] == expected.score
+    assert first["hits"][0]["explanation"] == expected.explanation.top(1).to_dict()
+
+    on_disk = tmp_path / "bm25.run"
+    code, _, err = cli(*search, "--queries", beir["queries"], "--mode", "bm25", "--run", on_disk)
+    assert code == EXIT_OK, err
+    code, out, err = cli(*search, "--queries", beir["queries"], "--mode", "bm25", "--run", "-")
+    assert code == EXIT_OK, err
+    assert out == on_disk.read_text()
+    assert out.split()[5] == "bm25"
+    assert not Path("-").exists()
+    assert "written to standard output, mode bm25, tag bm25" in err
 
 
 def test_tune_shows_a_line_per_setting_unless_quiet(cli, beir, es_url: str) -> None:

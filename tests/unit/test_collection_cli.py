@@ -38,8 +38,15 @@ def test_eval_collection_option_errors_are_one_line(
         (["--queries", "q.tsv", "obama"], "give one QUERY or --queries FILE, not both"),
         ([], "give one QUERY or --queries FILE"),
         (["--run", "x.run", "obama"], "--run and --tag go with --queries FILE"),
-        (["--queries", "q.tsv"], "--queries needs --run OUT"),
-        (["--queries", "q.tsv", "--run", "x.run", "--json"], "--json is for one QUERY"),
+        (["--queries", "q.tsv"], "--queries needs --run OUT (a TREC run file; - for standard"),
+        (["--queries", "q.tsv", "--run", "-", "--json"], "--run - and --json both write to"),
+        (["--queries", "q.tsv", "--run", "x.run", "--from", "5"], "--from goes with --json"),
+        (["--queries", "q.tsv", "--run", "x.run", "--explain"], "--explain goes with --json"),
+        (
+            ["--queries", "q.tsv", "--json", "--mode", "bm25", "--explain"],
+            "--explain explains the SCM: not with --mode bm25",
+        ),
+        (["--queries", "q.tsv", "--json", "--tag", "mine"], "--tag names a run: it goes with"),
         (["--queries", "q.tsv", "--run", "x.run", "--tag", "two words"], "--tag must be one word"),
     ],
 )

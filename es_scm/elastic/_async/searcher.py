@@ -32,7 +32,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal, overload
 
 from elasticsearch import ApiError, AsyncElasticsearch
@@ -98,6 +98,17 @@ class _Prepared:
     first: tuple[dict[str, Any], ...]
     windows: ExactWindows | None
     started: float
+    known: Mapping[str, _Known] = field(default_factory=dict)  # by leg: a batch's (_prefetched)
+
+
+@dataclass(frozen=True)
+class _Known:
+    """A leg's scores of the documents ``asked``, asked for before they were needed (a batch
+    asks for those of every document that its first answers found, in one ``_msearch``):
+    ``scores`` of those the leg matches, the others score 0."""
+
+    asked: frozenset[str]
+    scores: Mapping[str, float]
 
 
 class AsyncSearcher:
@@ -376,9 +387,11 @@ class AsyncSearcher:
 
         The first request of every query (exact search's first window, native's or BM25's
         page, hybrid search's BM25 list and first window) goes in one ``_msearch`` per 100
-        queries; what a query needs after it (more windows, the scores of other candidates) is
-        asked for on ``threads`` workers. A query whose first request fails, or whose answer
-        comes from other indices, is searched again alone, as a single call would.
+        searches; hybrid search's BM25 scores of the candidates outside BM25's list, for every
+        query, in one more; what a query needs after them (more windows, the scores of
+        candidates those windows found) is asked for on ``threads`` workers. A query whose
+        first request fails, or whose answer comes from other indices, is searched again alone,
+        as a single call would.
         """
         check_method_options(method, options)
         threads = check(threads, "threads", POSITIVE_INT)
@@ -413,7 +426,7 @@ class AsyncSearcher:
         from elsewhere the model is checked again and the search repeated; an answer without
         hits is confirmed by one more look at the indices."""
         for _ in range(ATTEMPTS):
-            checked = await self._ready()
+            checked = await self._fields_known(await self._ready(), [request])
             try:
                 result = await self._sent(checked, request)
             except TargetMoved as moved:
@@ -430,6 +443,27 @@ class AsyncSearcher:
             _, checked = self.target.accept(await self._get_index())
         if self.target.clause_limit is None:
             self.target.clause_limit = await cluster_max_clauses(self.client)
+        return checked
+
+    async def _fields_known(
+        self, checked: Checked, requests: Sequence[SearchRequest | RescoreRequest]
+    ) -> Checked:
+        """``checked``, once every field that the requests' filters name is known to be mapped
+        (:class:`~es_scm.elastic.filters.MappedFields`, from the model check's answer: no
+        request). A field that it lacks is looked up once more, since fields may have been
+        mapped since the check.
+
+        Raises
+        ------
+        UnknownFieldError
+            A filter names a field that no index behind the name maps: it would match nothing.
+        """
+        filters = [r.filters for r in requests if isinstance(r, SearchRequest) and r.filters]
+        if not any(checked.fields.unknown(clauses) for clauses in filters):
+            return checked
+        _, checked = self.target.accept(await self._get_index())
+        for clauses in filters:
+            checked.fields.check(self.name, clauses)
         return checked
 
     async def _get_index(self) -> Any:
@@ -667,7 +701,8 @@ class AsyncSearcher:
             candidates = candidates_of(lists)
             for leg, leg_list in zip(legs, lists, strict=False):
                 missing = [c for c in candidates if c not in leg_list.scores]
-                others[leg.name] = await self._scores_of(target, leg, missing)
+                known = prepared.known.get(leg.name)
+                others[leg.name] = await self._scores_of(target, leg, missing, known)
             missing_scm = [stored[c] for c in candidates if c not in scm]
             exact = expanded.exact_scores([document.vector for document in missing_scm])
             others["scm"] = {d.id: s for d, s in zip(missing_scm, exact, strict=True)}
@@ -695,12 +730,19 @@ class AsyncSearcher:
             notes=() if note is None else (note,),
         )
 
-    async def _scores_of(self, target: Target, leg: Leg, ids: Sequence[str]) -> dict[str, float]:
-        """``leg``'s scores of the documents ``ids`` (those it does not match score 0)."""
+    async def _scores_of(
+        self, target: Target, leg: Leg, ids: Sequence[str], known: _Known | None = None
+    ) -> dict[str, float]:
+        """``leg``'s scores of the documents ``ids`` (those it does not match score 0): those
+        ``known`` already, the others asked for."""
+        scores: dict[str, float] = {}
+        if known is not None:
+            scores = {doc_id: known.scores[doc_id] for doc_id in ids if doc_id in known.scores}
+            ids = [doc_id for doc_id in ids if doc_id not in known.asked]
         if not ids:
-            return {}
+            return scores
         response = await self._search(index=target.name, **leg.scores_of(ids))
-        return leg.read_scores(target.hits(response))
+        return {**scores, **leg.read_scores(target.hits(response))}
 
     async def _rescored(
         self, target: Target, prepared: _Prepared, request: RescoreRequest
@@ -782,9 +824,10 @@ class AsyncSearcher:
         """Every request's result, as :meth:`_run` gives it, the first searches sent together."""
         if not requests:
             return []
-        checked = await self._ready()
+        checked = await self._fields_known(await self._ready(), requests)
         prepared = [self._prepare(checked, request) for request in requests]
         answers = await self._msearch([item.first for item in prepared])
+        prepared = await self._prefetched(checked.target, prepared, answers)
 
         async def finish(position: int) -> SearchResult:
             found = answers[position]
@@ -801,6 +844,59 @@ class AsyncSearcher:
             for n in empty:  # moved: searched again, alone
                 results[n] = await self._run(requests[n])
         return results
+
+    async def _prefetched(
+        self,
+        target: Target,
+        prepared: list[_Prepared],
+        answers: Sequence[Sequence[Mapping[str, Any]] | None],
+    ) -> list[_Prepared]:
+        """``prepared`` with the scores that hybrid search's score fusion will ask for known.
+
+        A score fusion needs every leg's score of every candidate (:meth:`_hybrid`), and a
+        single call asks a leg for those of the candidates outside its list, one search a query.
+        A batch asks each leg, for every query in one ``_msearch``, for the scores of every
+        document that the query's first answers found outside the leg's list: the candidates
+        of a query whose SCM list the first window proves are among them. A query whose SCM
+        list needed more windows asks for the rest as a single call does. The scores are the
+        same either way (the ``ids`` restriction changes no score), and a search that failed or
+        answered from other indices is left to the query's own call.
+        """
+        asks: list[tuple[int, Leg, list[str]]] = []
+        for position, (item, found) in enumerate(zip(prepared, answers, strict=True)):
+            request = item.request
+            if found is None or not isinstance(request, SearchRequest):
+                continue
+            if request.method != "hybrid" or request.fusion is None:
+                continue
+            if not request.fusion.uses_scores:  # rank fusion reads the lists alone
+                continue
+            try:
+                lists = [[hit["_id"] for hit in target.hits(answer)] for answer in found]
+            except TargetMoved:
+                continue  # the query's own reading of its answers finds the move
+            seen = list(dict.fromkeys(doc_id for ids in lists for doc_id in ids))
+            for leg, ids in zip(self._legs(request), lists, strict=False):
+                own = set(ids)
+                outside = [doc_id for doc_id in seen if doc_id not in own]
+                if outside:
+                    asks.append((position, leg, outside))
+        if not asks:
+            return prepared
+        searches = [[{"index": target.name, **leg.scores_of(ids)}] for _, leg, ids in asks]
+        known: dict[int, dict[str, _Known]] = {}
+        for (position, leg, ids), answer in zip(asks, await self._msearch(searches), strict=True):
+            if answer is None:
+                continue
+            try:
+                scores = leg.read_scores(target.hits(answer[0]))
+            except TargetMoved:
+                continue
+            known.setdefault(position, {})[leg.name] = _Known(frozenset(ids), scores)
+        return [
+            replace(item, known=known[position]) if position in known else item
+            for position, item in enumerate(prepared)
+        ]
 
     async def _msearch(
         self, groups: Sequence[Sequence[dict[str, Any]]]

@@ -296,7 +296,9 @@ class SCMIndex:
         """Create the index as ``layout`` says unless it exists; True if created. An existing
         index is checked against the model by the same request that finds it."""
         validate_index_name(self.name)
-        layout_mapping(self.model, layout)  # a bad analyzer or mapping: before any request
+        # a bad analyzer or mapping fails before any request; the mapping's fields are what a
+        # filter may name once the index is created
+        mappings = layout_mapping(self.model, layout)
         response = self.client.options(ignore_status=404).indices.get(index=self.name)
         if response.meta.status != 404:
             if not exist_ok:
@@ -307,7 +309,7 @@ class SCMIndex:
             self.client, self.name, self.model, layout, new_write_alias(self.name)
         )
         if created:
-            self.target.created(layout.shards, layout.expansion)
+            self.target.created(layout.shards, layout.expansion, mappings)
             self._writes = (self.name, alias)
             self._alias_refused = alias is None
             return True
