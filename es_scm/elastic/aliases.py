@@ -129,9 +129,10 @@ def swap_layout(
     shards: int,
     replicas: int,
 ) -> IndexLayout:
-    """The new index's layout: what is given, else what the alias's es-scm index has now."""
+    """The new index's layout: what is given, else what the alias's es-scm index has now (its
+    dense vectors, with the same encoder and index options, too)."""
     inherited: dict[str, Any] = {"text_analyzer": None, "metadata_mapping": None}
-    inherited["expansion"] = "query"
+    inherited["expansion"], inherited["dense"] = "query", None
     for mappings in current.values():
         if _es_scm(mappings):
             inherited = mapping_options(mappings)
@@ -151,6 +152,7 @@ def swap_layout(
         inherited["text_analyzer"] if text_analyzer is None else text_analyzer,
         mapping,
         inherited["expansion"] if expansion is None else expansion,
+        inherited["dense"],
     )
 
 

@@ -27,6 +27,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from es_scm.elastic.dense import DenseField, common_fields, dense_fields
 from es_scm.elastic.results import PartialResultError, Stored
 from es_scm.elastic.schema import ModelMismatchError, check_indices
 
@@ -135,11 +136,15 @@ def _reason(failure: Mapping[str, Any]) -> str:
 
 @dataclass(frozen=True)
 class Checked:
-    """A passed model check: the :class:`Target` and the side its index applies S on
-    (``"query"`` or ``"documents"``)."""
+    """A passed model check: the :class:`Target`, the side its index applies S on
+    (``"query"`` or ``"documents"``), the ``dense_vector`` fields of every index behind it
+    (``dense_fields``, by path: :mod:`es_scm.elastic.dense`) and the record of the encoder of
+    es-scm's own dense vectors (``encoder``: ``_meta.es_scm.dense``, None without them)."""
 
     target: Target
     expansion: str
+    dense_fields: Mapping[str, DenseField] = dataclasses.field(default_factory=dict)
+    encoder: Mapping[str, Any] | None = None
 
 
 class TargetCheck:
@@ -178,14 +183,20 @@ class TargetCheck:
             As :func:`~es_scm.elastic.schema.check_indices`.
         """
         meta = check_indices(self.name, response, self.model)
-        checked = Checked(Target.of(self.name, response.body), meta["expansion"])
+        fields = common_fields(
+            [dense_fields(body.get("mappings", {})) for body in response.body.values()]
+        )
+        target = Target.of(self.name, response.body)
+        checked = Checked(target, meta["expansion"], fields, meta.get("dense"))
         self.checked = checked
         return meta, checked
 
-    def created(self, shards: int, expansion: str) -> None:
-        """The name is an index just created with this model: nothing to look up."""
+    def created(self, shards: int, expansion: str, mappings: Mapping[str, Any]) -> None:
+        """The name is an index just created with this model and ``mappings``: nothing to
+        look up."""
         target = Target(self.name, frozenset([self.name]), frozenset([shards]))
-        self.checked = Checked(target, expansion)
+        encoder = mappings.get("_meta", {}).get("es_scm", {}).get("dense")
+        self.checked = Checked(target, expansion, dense_fields(mappings), encoder)
 
     def moved(self, error: ModelMismatchError) -> ModelMismatchError:
         """The error of a check made again after an answer came from elsewhere."""
@@ -204,7 +215,7 @@ class TargetCheck:
             )
             return False
         totals = {*seen.shard_totals, *([] if total is None else [total])}
-        self.checked = Checked(now.target.accepting(totals), now.expansion)
+        self.checked = dataclasses.replace(now, target=now.target.accepting(totals))
         return True
 
     def moved_too_often(self) -> PartialResultError:

@@ -27,7 +27,7 @@ from es_scm.elastic.aliases import (
 )
 from es_scm.elastic.concurrency import AsyncStop
 from es_scm.elastic.names import validate_index_name
-from es_scm.elastic.requests import MAX_REQUEST_BYTES, IngestOptions
+from es_scm.elastic.requests import MAX_REQUEST_BYTES, Dense, IngestOptions
 from es_scm.elastic.results import SearchResult
 from es_scm.elastic.schema import IndexNotFoundError
 from es_scm.validation import NON_NEGATIVE_INT, POSITIVE_INT, Boolean, Interval, check
@@ -88,7 +88,9 @@ async def async_reindex_into_alias(
         points at now (es-scm's defaults for a new alias). ``metadata_mapping=FLATTENED`` asks
         for the default ``flattened`` metadata whatever the current index has.
     expansion : {"query", "documents"}, optional
-        As :meth:`AsyncSCMIndex.create`; None (default) keeps the current index's.
+        As :meth:`AsyncSCMIndex.create`; None (default) keeps the current index's. The dense
+        vectors of the current index (``dense=`` of :meth:`AsyncSCMIndex.create`) are kept
+        too: the new index is made with the same encoder and index options.
     shards, replicas : int
         Of the new index.
     max_failures : int
@@ -135,6 +137,7 @@ async def async_reindex_into_alias(
         text_analyzer=layout.text_analyzer,
         metadata_mapping=layout.metadata_mapping,
         expansion=layout.expansion,
+        dense=layout.dense,
     )
     logger.info("%s: indexing into the new index %s", alias, name)
     previous = sorted(current)
@@ -293,11 +296,20 @@ class AsyncAliasSearcher:
         fusion: Fusion | str | None = None,
         depth: int | None = None,
         explain: bool = False,
+        dense: Dense = None,
     ) -> SearchResult:
-        """``hybrid`` (BM25 fused with the SCM) of the alias's current indices."""
+        """``hybrid`` (BM25 fused with the SCM, and a dense leg) of the alias's current
+        indices."""
         return await self._following(
             lambda searcher: searcher.hybrid(
-                query, k, from_=from_, filter=filter, fusion=fusion, depth=depth, explain=explain
+                query,
+                k,
+                from_=from_,
+                filter=filter,
+                fusion=fusion,
+                depth=depth,
+                explain=explain,
+                dense=dense,
             )
         )
 
@@ -307,6 +319,14 @@ class AsyncAliasSearcher:
         """``bm25`` (Elasticsearch's BM25) of the alias's current indices."""
         return await self._following(
             lambda searcher: searcher.bm25(query, k, from_=from_, filter=filter)
+        )
+
+    async def dense(
+        self, query: str, k: int = 10, *, from_: int = 0, filter: Any = None, dense: Dense = None
+    ) -> SearchResult:
+        """``dense`` (Elasticsearch's kNN search alone) of the alias's current indices."""
+        return await self._following(
+            lambda searcher: searcher.dense(query, k, from_=from_, filter=filter, dense=dense)
         )
 
     async def rescore(
