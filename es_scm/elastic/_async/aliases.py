@@ -30,6 +30,7 @@ from es_scm.elastic.names import validate_index_name
 from es_scm.elastic.requests import MAX_REQUEST_BYTES, Dense, IngestOptions
 from es_scm.elastic.results import SearchResult
 from es_scm.elastic.schema import IndexNotFoundError
+from es_scm.options import DenseOptions
 from es_scm.validation import NON_NEGATIVE_INT, POSITIVE_INT, Boolean, Interval, check
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -54,6 +55,7 @@ async def async_reindex_into_alias(
     text_analyzer: str | None = None,
     metadata_mapping: Mapping[str, Any] | str | None = None,
     expansion: str | None = None,
+    dense: DenseOptions | bool | None = None,
     shards: int = 1,
     replicas: int = 0,
     max_failures: int = 0,
@@ -88,9 +90,10 @@ async def async_reindex_into_alias(
         points at now (es-scm's defaults for a new alias). ``metadata_mapping=FLATTENED`` asks
         for the default ``flattened`` metadata whatever the current index has.
     expansion : {"query", "documents"}, optional
-        As :meth:`AsyncSCMIndex.create`; None (default) keeps the current index's. The dense
-        vectors of the current index (``dense=`` of :meth:`AsyncSCMIndex.create`) are kept
-        too: the new index is made with the same encoder and index options.
+        As :meth:`AsyncSCMIndex.create`; None (default) keeps the current index's.
+    dense : DenseOptions or bool, optional
+        As :meth:`AsyncSCMIndex.create`; None (default) keeps the current index's dense
+        vectors (the same encoder and index options), False makes the new index without.
     shards, replicas : int
         Of the new index.
     max_failures : int
@@ -128,7 +131,9 @@ async def async_reindex_into_alias(
     found = await client.options(ignore_status=404).indices.get_mapping(index=alias)
     current, concrete = alias_targets(alias, found.meta.status, found.body)
     check_replaceable(alias, current, concrete, keep_old)
-    layout = swap_layout(current, text_analyzer, metadata_mapping, expansion, shards, replicas)
+    layout = swap_layout(
+        current, text_analyzer, metadata_mapping, expansion, shards, replicas, dense
+    )
     name = validate_index_name(new_index) if new_index else new_index_name(alias)
     index = AsyncSCMIndex(client, name, model)
     await index.create(
