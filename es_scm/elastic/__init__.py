@@ -2,7 +2,10 @@
 
 Data flows one way: documents are encoded by the schema and bulk-ingested
 (:mod:`~es_scm.elastic.ingest`, :mod:`~es_scm.elastic.bulk`); queries are encoded
-(:mod:`~es_scm.elastic.query`), retrieved and exactly rescored by a :class:`Searcher`.
+(:mod:`~es_scm.elastic.query`), retrieved and exactly rescored by a :class:`Searcher`; hybrid
+search fuses them with BM25 and, on request, with a kNN search of dense vectors
+(:mod:`~es_scm.elastic.dense`: :class:`DenseOptions` for vectors es-scm computes,
+:class:`DenseQuery` for a field and vector of your own).
 :class:`SCMIndex` writes an index (``index.searcher`` searches it); :mod:`~es_scm.elastic.lifecycle`
 deletes by id, and :mod:`~es_scm.elastic.aliases` swaps models behind an alias. Every operation is
 written once for asyncio in ``es_scm/elastic/_async/``, and the sync one is generated in
@@ -16,12 +19,14 @@ from es_scm.elastic._sync.searcher import Searcher
 from es_scm.elastic.aliases import FLATTENED, AliasSwap, AliasSwapError
 from es_scm.elastic.concurrency import Stop
 from es_scm.elastic.connection import client_from_env
+from es_scm.elastic.dense import DenseQuery, EncoderMismatchError
 from es_scm.elastic.filters import UnknownFieldError, UnsafeFilterError
 from es_scm.elastic.ingest import IngestError, IngestInterrupted, IngestReport
 from es_scm.elastic.lifecycle import DeleteReport
 from es_scm.elastic.query import QueryTooLongError
 from es_scm.elastic.results import Hit, NotProvenError, PartialResultError, SearchResult
 from es_scm.elastic.schema import IndexNotFoundError, ModelMismatchError, UnsupportedVersionError
+from es_scm.options import DenseOptions
 
 __all__ = [
     "FLATTENED",
@@ -29,6 +34,9 @@ __all__ = [
     "AliasSwap",
     "AliasSwapError",
     "DeleteReport",
+    "DenseOptions",
+    "DenseQuery",
+    "EncoderMismatchError",
     "Hit",
     "IndexNotFoundError",
     "IngestError",

@@ -41,8 +41,9 @@ from typing import Any
 from es_scm.elastic.indices import is_write_alias
 from es_scm.elastic.ingest import IngestReport
 from es_scm.elastic.names import validate_index_name
-from es_scm.elastic.requests import IndexLayout
+from es_scm.elastic.requests import IndexLayout, dense_options
 from es_scm.elastic.schema import IndexNotFoundError, ModelMismatchError, mapping_options
+from es_scm.options import DenseOptions
 
 __all__ = [
     "FLATTENED",
@@ -128,10 +129,12 @@ def swap_layout(
     expansion: str | None,
     shards: int,
     replicas: int,
+    dense: DenseOptions | bool | None = None,
 ) -> IndexLayout:
-    """The new index's layout: what is given, else what the alias's es-scm index has now."""
+    """The new index's layout: what is given, else what the alias's es-scm index has now (its
+    dense vectors too, with the same encoder and index options, unless ``dense`` is False)."""
     inherited: dict[str, Any] = {"text_analyzer": None, "metadata_mapping": None}
-    inherited["expansion"] = "query"
+    inherited["expansion"], inherited["dense"] = "query", None
     for mappings in current.values():
         if _es_scm(mappings):
             inherited = mapping_options(mappings)
@@ -151,6 +154,7 @@ def swap_layout(
         inherited["text_analyzer"] if text_analyzer is None else text_analyzer,
         mapping,
         inherited["expansion"] if expansion is None else expansion,
+        inherited["dense"] if dense is None else dense_options(dense),
     )
 
 

@@ -123,16 +123,22 @@ def counted(response: Mapping[str, Any], name: str) -> int:
 
 
 def layout_mapping(
-    model: SoftCosineModel, layout: IndexLayout, version: str | None = None
+    model: SoftCosineModel,
+    layout: IndexLayout,
+    version: str | None = None,
+    dense: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The mapping of an index of ``model`` made as ``layout`` says (for the cluster's
-    ``version``; without one, only checked: an analyzer or a metadata mapping that cannot be)."""
+    ``version``; without one, only checked: an analyzer or a metadata mapping that cannot be),
+    with ``dense``, the record of the encoder of its dense vectors
+    (:func:`~es_scm.elastic.dense.dense_meta`) when ``layout.dense`` asks for them."""
     return index_mapping(
         model,
         text_analyzer=layout.text_analyzer,
         metadata_mapping=layout.metadata_mapping,
         version=version,
         expansion=layout.expansion,
+        dense=dense,
     )
 
 

@@ -5,7 +5,8 @@ Documents stream in as :class:`~es_scm.documents.Document` records (or mappings 
 :meth:`~es_scm.documents.Document.from_mapping`) and are prepared in batches
 (:class:`BatchPreparer`): the model's document weighting gives Wy, the term-similarity layer
 normalizes it to y' = Wy/‖Wy‖_S (Theorem 4.2,
-:meth:`~es_scm.similarity.TermSimilarityMatrix.normalize`),
+:meth:`~es_scm.similarity.TermSimilarityMatrix.normalize`), the index's sentence encoder (an
+index with dense vectors) encodes the texts,
 :func:`~es_scm.elastic.schema.encode_documents` makes the ``_source`` of each, and the client's
 serializer encodes each action once (its size is then known before any request). The run
 itself — batches read and prepared while others are in flight, the later duplicate written
@@ -46,11 +47,13 @@ import numpy as np
 
 from es_scm.documents import Document, InvalidRecord, as_document, metadata_problem
 from es_scm.elastic.bulk import BatchOutcome, EncodedAction
+from es_scm.elastic.dense import encode_texts
 from es_scm.elastic.ingest_report import IngestError, IngestInterrupted, IngestReport
 from es_scm.elastic.schema import encode_documents, feature_keys
 from es_scm.model.soft_cosine import TokenCounts
 
 if TYPE_CHECKING:  # pragma: no cover
+    from es_scm.encoder import SentenceEncoder
     from es_scm.model import SoftCosineModel
 
 __all__ = [
@@ -153,6 +156,9 @@ class BatchPreparer:
         The client's JSON serializer (value → bytes).
     max_request_bytes : int
         The largest encoded document (action and source lines) that may be sent.
+    encoder : SentenceEncoder, optional
+        For an index with dense vectors (:mod:`es_scm.elastic.dense`): the encoder of the
+        documents' texts, whose vectors each document carries in ``scm.dense``.
     """
 
     def __init__(
@@ -163,8 +169,10 @@ class BatchPreparer:
         expansion: str,
         dumps: Dumps,
         max_request_bytes: int,
+        encoder: SentenceEncoder | None = None,
     ) -> None:
         self.model = model
+        self.encoder = encoder
         self.target = target
         self.expansion = expansion
         self.dumps = dumps
@@ -191,7 +199,8 @@ class BatchPreparer:
         normalized = matrix.normalize(weights)
         expanded = matrix.expand_documents(normalized) if self.expansion == "documents" else None
         metadata = [document.metadata for document in documents]
-        sources = encode_documents(texts, normalized, metadata, self._term_keys, expanded)
+        dense = encode_texts(self.encoder, texts) if self.encoder is not None and texts else None
+        sources = encode_documents(texts, normalized, metadata, self._term_keys, expanded, dense)
         actions, empty_ids = [], []
         for document, source in zip(documents, sources, strict=True):
             action, problem = self._encoded(document.id, source)

@@ -5,10 +5,10 @@ one of these frozen values at once, which says what is wrong with a bad one in o
 layers below receive the value and check nothing again:
 
 * :class:`SearchRequest` — one search: the method, the query text, the page, the filters,
-  explanations, and hybrid search's fusion and depth;
+  explanations, hybrid search's fusion and depth, and the dense leg's query;
 * :class:`RescoreRequest` — which candidates a rescore reads;
 * :class:`IndexLayout` — what a new index is made of (shards, replicas, analyzer, metadata
-  mapping, the side of S);
+  mapping, the side of S, dense vectors);
 * :class:`IngestOptions` — how documents are sent (batches, retries, requests in flight).
 """
 
@@ -18,11 +18,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from es_scm.defaults import EXPANSIONS
+from es_scm.defaults import DENSE_DEFAULTS, EXPANSIONS
+from es_scm.elastic.dense import MAX_KNN, DenseQuery
 from es_scm.elastic.filters import Filter, filter_clauses
-from es_scm.elastic.hybrid import resolve_fusion
+from es_scm.elastic.hybrid import hybrid_legs, resolve_fusion
 from es_scm.elastic.query import query_text
 from es_scm.fusion import Fusion
+from es_scm.options import DenseOptions
 from es_scm.validation import (
     NON_NEGATIVE_INT,
     POSITIVE_INT,
@@ -37,6 +39,8 @@ __all__ = [
     "MAX_REQUEST_BYTES",
     "METHODS",
     "METHOD_OPTIONS",
+    "Dense",
+    "DenseQuery",
     "Filter",
     "IndexLayout",
     "IngestOptions",
@@ -44,20 +48,32 @@ __all__ = [
     "RescoreRequest",
     "SearchRequest",
     "check_method_options",
+    "dense_options",
+    "dense_per_query",
 ]
 
 #: The search methods of a searcher that ``batch_search`` runs (``method=``).
-Method = Literal["search", "native", "hybrid", "bm25"]
-METHODS = ("search", "native", "hybrid", "bm25")
+Method = Literal["search", "native", "hybrid", "bm25", "dense"]
+METHODS = ("search", "native", "hybrid", "bm25", "dense")
 #: The ranking each method's hits follow (``SearchResult.mode``).
-MODES = {"search": "exact", "native": "native", "hybrid": "hybrid", "bm25": "bm25"}
+MODES = {
+    "search": "exact",
+    "native": "native",
+    "hybrid": "hybrid",
+    "bm25": "bm25",
+    "dense": "dense",
+}
 #: The keyword arguments of each method that ``batch_search`` passes on.
 METHOD_OPTIONS = {
     "search": ("from_", "filter", "explain"),
     "native": ("from_", "filter", "explain"),
-    "hybrid": ("from_", "filter", "explain", "fusion", "depth"),
+    "hybrid": ("from_", "filter", "explain", "fusion", "depth", "dense"),
     "bm25": ("from_", "filter"),
+    "dense": ("from_", "filter", "dense"),
 }
+#: What ``dense=`` may be: None (no dense leg), True (the index's own vectors, the query
+#: encoded by its encoder) or a :class:`~es_scm.elastic.dense.DenseQuery` (a field and a vector).
+Dense = DenseQuery | bool | None
 _METHODS = Options(METHODS)
 _SECONDS = Interval(float, 0.0, None)
 #: The default largest bulk request, and so the largest document (encoded as JSON): half of
@@ -80,8 +96,10 @@ def check_method_options(method: str, options: Mapping[str, Any]) -> None:
 class SearchRequest:
     """One search, checked: the ``method`` (``"search"``: exact), the query ``text`` (as
     :func:`~es_scm.elastic.query.query_text` reads it) and its number of ``words``, the page
-    (``k`` after ``from_``), the filter clauses, whether to explain the hits, and hybrid
-    search's ``fusion`` and ``depth`` (None for the other methods)."""
+    (``k`` after ``from_``), the filter clauses, whether to explain the hits, hybrid search's
+    ``fusion`` and ``depth`` (None for the other methods), and the ``dense`` leg's query (hybrid
+    and dense search: True until the searcher encodes the query with the index's encoder, then
+    a :class:`~es_scm.elastic.dense.DenseQuery`)."""
 
     method: str
     text: str
@@ -92,6 +110,7 @@ class SearchRequest:
     explain: bool = False
     fusion: Fusion | None = None
     depth: int | None = None
+    dense: DenseQuery | bool | None = None
 
     @classmethod
     def of(
@@ -105,12 +124,14 @@ class SearchRequest:
         explain: Any = False,
         fusion: Fusion | str | None = None,
         depth: Any = None,
+        dense: Dense = None,
         max_words: int,
         filter_policy: str = "any",
         model_hybrid: Mapping[str, Any] | None = None,
     ) -> SearchRequest:
         """Check the keyword arguments of a search (``model_hybrid``: the model's own hybrid
-        settings, read by hybrid search when ``fusion`` or ``depth`` is None)."""
+        settings, read by hybrid search when ``fusion`` or ``depth`` is None; ``dense``: hybrid
+        search's dense leg, and dense search's query, where None means the index's own)."""
         method = check(method, "method", _METHODS)
         k = check(k, "k", POSITIVE_INT)
         from_ = check(from_, "from_", NON_NEGATIVE_INT)
@@ -119,22 +140,83 @@ class SearchRequest:
         if not isinstance(query, str):
             raise ValueError(f"query must be a str, got {type(query).__name__}")
         text, words = query_text(query, max_words)
+        dense = _dense_option(dense)
+        if method == "dense":
+            if from_ + k > MAX_KNN:
+                raise ValueError(
+                    f"from_ + k must be at most {MAX_KNN} for dense search (Elasticsearch's "
+                    f"largest kNN k), got {from_ + k}"
+                )
+            return cls(
+                method, text, words, k, from_, filters, dense=True if dense is None else dense
+            )
         if method != "hybrid":
             return cls(method, text, words, k, from_, filters, explain)
         chosen, depth = resolve_fusion(
-            fusion, check(depth, "depth", OrNone(POSITIVE_INT)), model_hybrid
+            fusion, check(depth, "depth", OrNone(POSITIVE_INT)), model_hybrid, dense is not None
         )
-        return cls(method, text, words, k, from_, filters, explain, chosen, max(depth, from_ + k))
+        depth = max(depth, from_ + k)
+        if dense is not None and depth > MAX_KNN:
+            raise ValueError(f"from_ + k must be at most {MAX_KNN} with a dense leg, got {depth}")
+        return cls(method, text, words, k, from_, filters, explain, chosen, depth, dense)
 
     @property
     def mode(self) -> str:
-        """The ranking the hits follow: ``"exact"``, ``"native"``, ``"hybrid"`` or ``"bm25"``."""
+        """The ranking the hits follow: ``"exact"``, ``"native"``, ``"hybrid"``, ``"bm25"`` or
+        ``"dense"``."""
         return MODES[self.method]
+
+    @property
+    def legs(self) -> tuple[str, ...]:
+        """The legs of a hybrid search (:func:`~es_scm.elastic.hybrid.hybrid_legs`)."""
+        assert self.fusion is not None, "a hybrid search has a fusion"
+        return hybrid_legs(self.fusion, self.dense is not None)
 
     @property
     def need(self) -> int:
         """How many of the best documents the page needs: ``from_ + k``."""
         return self.from_ + self.k
+
+
+def dense_per_query(
+    queries: Mapping[str, str] | Sequence[str], dense: Any
+) -> list[DenseQuery | bool | None]:
+    """``batch_search``'s ``dense=`` as one value per query: None, True or one
+    :class:`DenseQuery` for every query, or the queries' own — a sequence in the order of a
+    sequence of queries, a mapping by query id for a mapping of them.
+
+    Raises
+    ------
+    ValueError
+        A sequence of another length, a mapping that misses a query id (named).
+    """
+    n = len(queries)
+    if dense is None or isinstance(dense, bool | DenseQuery):
+        return [dense] * n
+    if isinstance(dense, Mapping):
+        if not isinstance(queries, Mapping):
+            raise ValueError("dense= by query id goes with queries given by id (a mapping)")
+        missing = [qid for qid in queries if qid not in dense]
+        if missing:
+            raise ValueError(f"dense= has no DenseQuery for the query {missing[0]!r}")
+        return [dense[qid] for qid in queries]
+    if isinstance(dense, Sequence) and not isinstance(dense, str):
+        if len(dense) != n:
+            raise ValueError(f"dense= holds {len(dense)} DenseQuery values for {n} queries")
+        return list(dense)
+    return [_dense_option(dense)] * n  # a bad value: its own error
+
+
+def _dense_option(dense: Any) -> DenseQuery | bool | None:
+    """``dense=`` checked: None (or False), True, or a :class:`DenseQuery`."""
+    if dense is None or dense is False:
+        return None
+    if dense is True or isinstance(dense, DenseQuery):
+        return dense
+    raise ValueError(
+        "dense must be None, True (the index's own vectors, the query encoded by its encoder) "
+        f"or a DenseQuery(field, vector), got {type(dense).__name__}"
+    )
 
 
 @dataclass(frozen=True)
@@ -183,13 +265,30 @@ class IndexLayout:
     text_analyzer: str | None = None
     metadata_mapping: Mapping[str, Any] | None = None
     expansion: str = "query"
+    dense: DenseOptions | None = None
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "dense", dense_options(self.dense))
         object.__setattr__(self, "shards", check(self.shards, "shards", POSITIVE_INT))
         object.__setattr__(self, "replicas", check(self.replicas, "replicas", NON_NEGATIVE_INT))
         object.__setattr__(
             self, "expansion", check(self.expansion, "expansion", Options(EXPANSIONS))
         )
+
+
+def dense_options(dense: Any) -> DenseOptions | None:
+    """``dense=`` of an index's creation: None (or False), True (:data:`~es_scm.defaults.
+    DENSE_DEFAULTS`) or a :class:`~es_scm.options.DenseOptions`."""
+    if dense is None or dense is False:
+        return None
+    if dense is True:
+        return DENSE_DEFAULTS
+    if isinstance(dense, DenseOptions):
+        return dense
+    raise ValueError(
+        "dense must be None, True (the default encoder, a flat field) or a "
+        f"DenseOptions(encoder=..., index_options=...), got {type(dense).__name__}"
+    )
 
 
 @dataclass(frozen=True)

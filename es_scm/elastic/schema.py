@@ -20,6 +20,12 @@ Each document ``y`` is stored as (paper §4, Theorems 4.1–4.2):
     It is kept out of ``_source`` (the rescorer reads y' only).
 ``scm.empty``
     True when y has no term of the vocabulary: such documents are stored and counted.
+``scm.dense``
+    Only in an index made with ``dense=`` (:class:`~es_scm.options.DenseOptions`): the
+    document's dense vector from a sentence encoder, a ``dense_vector`` of the encoder's
+    dimension with cosine similarity (:func:`dense_field_mapping`), for hybrid search's kNN leg
+    (:mod:`es_scm.elastic.dense`). It is kept out of ``_source``; ``_meta.es_scm.dense``
+    records the encoder.
 ``metadata``
     The caller's other fields, kept in ``_source`` unchanged. By default the field is
     ``flattened`` (:func:`metadata_field_mapping`): every leaf value is indexed as a keyword, so
@@ -48,13 +54,15 @@ from es_scm._version import __version__
 from es_scm.defaults import EXPANSIONS, TEXT_ANALYZER
 from es_scm.elastic._sync.client import cluster_version
 from es_scm.elastic.connection import version_tuple
-from es_scm.validation import MappingOf, Options, OrNone, Text, check
+from es_scm.options import DenseOptions
+from es_scm.validation import POSITIVE_INT, MappingOf, Options, OrNone, Text, check
 
 if TYPE_CHECKING:  # pragma: no cover
     from es_scm.model import SoftCosineModel
 
 __all__ = [
     "ANALYZER_NAME",
+    "DENSE_FIELD",
     "EXPANDED_FIELD",
     "EXPANSIONS",
     "FEATURE_VALUE_ERROR",
@@ -70,6 +78,7 @@ __all__ = [
     "UnsupportedVersionError",
     "check_indices",
     "check_version",
+    "dense_field_mapping",
     "encode_documents",
     "feature_keys",
     "index_mapping",
@@ -88,6 +97,8 @@ SCHEMA_VERSION = 2  # 1 kept the exact vector in a separate base64 object
 TEXT_FIELD = "text"
 VECTOR_FIELD = "scm.vector"
 EXPANDED_FIELD = "scm.expanded"  # Sy', in an index with expansion="documents" (EXPANSIONS)
+#: The field of the dense vectors es-scm computes (an index made with ``dense=``).
+DENSE_FIELD = "scm.dense"
 METADATA_FIELD = "metadata"
 # Lucene's FeatureField stores float32(v) truncated to 9 significant bits:
 # v·(1 − 2⁻²⁴)(1 − 2⁻⁸) < stored ≤ v·(1 + 2⁻²⁴), so stored ≥ v·(1 − FEATURE_VALUE_ERROR).
@@ -173,6 +184,21 @@ def vector_field_mapping(version: str | None = None) -> dict[str, Any]:
     return mapping
 
 
+def dense_field_mapping(dims: int, index_options: str) -> dict[str, Any]:
+    """The mapping of :data:`DENSE_FIELD`: ``dims`` dimensions, cosine, indexed for kNN as
+    ``index_options`` says (:data:`~es_scm.options.DENSE_INDEX_OPTIONS`; ``default``: the
+    cluster's own, no ``index_options`` sent)."""
+    mapping: dict[str, Any] = {
+        "type": "dense_vector",
+        "dims": check(dims, "dims", POSITIVE_INT),
+        "index": True,
+        "similarity": "cosine",
+    }
+    if index_options != "default":
+        mapping["index_options"] = {"type": index_options}
+    return mapping
+
+
 def index_mapping(
     model: SoftCosineModel,
     *,
@@ -180,6 +206,7 @@ def index_mapping(
     metadata_mapping: Mapping[str, Any] | None = None,
     version: str | None = None,
     expansion: str = "query",
+    dense: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The index mapping for documents vectorized by ``model``, with the model in ``_meta``.
 
@@ -189,16 +216,24 @@ def index_mapping(
     ``properties`` of the metadata fields (see :func:`metadata_field_mapping`; default:
     ``flattened``); ``version`` the cluster's (:func:`vector_field_mapping`; default: the
     newest); ``expansion`` one of :data:`EXPANSIONS` (``"documents"`` adds the field of Sy',
-    kept out of ``_source``).
+    kept out of ``_source``); ``dense`` the record of the encoder whose vectors the index holds
+    (:func:`~es_scm.elastic.dense.dense_meta`: adds :data:`DENSE_FIELD`, kept out of
+    ``_source``, and the record to ``_meta``).
     """
     text_analyzer = check(text_analyzer, "text_analyzer", ANALYZER_NAME)
     expansion = check(expansion, "expansion", Options(EXPANSIONS))
     text: dict[str, Any] = {"type": "text", "analyzer": text_analyzer or TEXT_ANALYZER}
     scm_fields = {"vector": vector_field_mapping(version), "empty": {"type": "boolean"}}
-    mapping: dict[str, Any] = {}
+    excluded = []
     if expansion == "documents":
         scm_fields["expanded"] = vector_field_mapping(version)
-        mapping["_source"] = {"excludes": [EXPANDED_FIELD]}
+        excluded.append(EXPANDED_FIELD)
+    dense_record: dict[str, Any] = {}
+    if dense is not None:
+        scm_fields["dense"] = dense_field_mapping(dense["dims"], dense["index_options"])
+        excluded.append(DENSE_FIELD)
+        dense_record["dense"] = dict(dense)
+    mapping: dict[str, Any] = {"_source": {"excludes": excluded}} if excluded else {}
     return mapping | {
         "_meta": {
             "es_scm": {
@@ -208,6 +243,7 @@ def index_mapping(
                 "similarity_nnz": int(model.similarity_matrix.nnz),
                 "model": model.get_config(),
                 "expansion": expansion,
+                **dense_record,
                 "created_with": f"es-scm {__version__}",
             }
         },
@@ -221,7 +257,8 @@ def index_mapping(
 
 
 def mapping_options(mappings: Mapping[str, Any]) -> dict[str, Any]:
-    """The ``text_analyzer``, ``metadata_mapping`` and ``expansion`` that made ``mappings``.
+    """The ``text_analyzer``, ``metadata_mapping``, ``expansion`` and ``dense`` that made
+    ``mappings``.
 
     The inverse of :func:`index_mapping` for those options, so that a new index can be made
     like an old one. An index made before es-scm wrote the analyzer into the mapping has
@@ -234,10 +271,15 @@ def mapping_options(mappings: Mapping[str, Any]) -> dict[str, Any]:
         False,
         "false",
     )
+    meta = mappings.get("_meta", {}).get("es_scm", {})
+    dense = meta.get("dense")
     return {
         "text_analyzer": properties.get(TEXT_FIELD, {}).get("analyzer", "standard"),
         "metadata_mapping": metadata.get("properties", {}) if explicit else None,
-        "expansion": mappings.get("_meta", {}).get("es_scm", {}).get("expansion", "query"),
+        "expansion": meta.get("expansion", "query"),
+        "dense": None
+        if dense is None
+        else DenseOptions(encoder=dense["encoder"], index_options=dense["index_options"]),
     }
 
 
@@ -270,6 +312,7 @@ def check_indices(index: str, response: Any, model: SoftCosineModel) -> dict[str
         raise IndexNotFoundError(f"index {index!r} does not exist")
     meta: dict[str, Any] = {}
     expansions = set()
+    encoders = []
     for concrete, body in response.body.items():
         meta = body.get("mappings", {}).get("_meta", {}).get("es_scm", {})
         if not meta:
@@ -286,12 +329,19 @@ def check_indices(index: str, response: Any, model: SoftCosineModel) -> dict[str
             )
         meta = {**meta, "expansion": meta.get("expansion", "query")}
         expansions.add(meta["expansion"])
+        encoders.append(meta.get("dense"))
     if len(expansions) > 1:
         raise ModelMismatchError(
             f"the indices of {index!r} mix query-side and document-side expansion; search them "
             "apart"
         )
-    return meta
+    weights = {(e or {}).get("identity", {}).get("weights") for e in encoders}
+    if len(weights) > 1 and None not in weights:
+        raise ModelMismatchError(
+            f"the indices of {index!r} hold dense vectors of different encoders; search them apart"
+        )
+    # dense vectors of es-scm's searchable only where every index has them
+    return {**meta, "dense": encoders[0] if None not in weights else None}
 
 
 @lru_cache(maxsize=8)
@@ -306,17 +356,20 @@ def encode_documents(
     metadata: Sequence[Mapping[str, Any] | None],
     term_keys: np.ndarray,
     expanded: Any = None,
+    dense: np.ndarray | None = None,
 ) -> list[dict[str, Any]]:
     """The ``_source`` of a batch of documents from their normalized vectors y' (CSR rows).
 
     ``normalized`` is :meth:`~es_scm.similarity.TermSimilarityMatrix.normalize` of the batch's
     weighted vectors and ``term_keys[i]`` (an object array of str) the feature key of term ``i``;
     ``expanded``, for an index with document-side expansion, the rows Sy'
-    (:meth:`~es_scm.similarity.TermSimilarityMatrix.expand_documents`).
+    (:meth:`~es_scm.similarity.TermSimilarityMatrix.expand_documents`); ``dense``, for an index
+    with dense vectors, their rows (float32, one per text: :data:`DENSE_FIELD`).
     Only the assembly of each document's dictionaries is per document.
     """
     vectors = _feature_dicts(normalized, len(texts), term_keys)
     expansions = _feature_dicts(expanded, len(texts), term_keys) if expanded is not None else None
+    dense_rows = dense.tolist() if dense is not None else None  # float32 values as floats, once
     sources = []
     for row, text in enumerate(texts):
         scm: dict[str, Any] = {"empty": not vectors[row]}
@@ -324,6 +377,8 @@ def encode_documents(
             scm["vector"] = vectors[row]
         if expansions is not None and expansions[row]:
             scm["expanded"] = expansions[row]
+        if dense_rows is not None:
+            scm["dense"] = dense_rows[row]
         source: dict[str, Any] = {TEXT_FIELD: text, "scm": scm}
         fields = metadata[row]
         if fields:

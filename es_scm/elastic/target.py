@@ -27,6 +27,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from es_scm.elastic.dense import DenseField, common_fields, dense_fields
 from es_scm.elastic.filters import MappedFields
 from es_scm.elastic.results import PartialResultError, Stored
 from es_scm.elastic.schema import ModelMismatchError, check_indices
@@ -137,12 +138,16 @@ def _reason(failure: Mapping[str, Any]) -> str:
 @dataclass(frozen=True)
 class Checked:
     """A passed model check: the :class:`Target`, the side its index applies S on
-    (``"query"`` or ``"documents"``) and the fields its indices map (``fields``: what a filter
-    may name)."""
+    (``"query"`` or ``"documents"``), the fields its indices map (``fields``: what a filter
+    may name), the ``dense_vector`` fields of every index behind it (``dense_fields``, by path:
+    :mod:`es_scm.elastic.dense`) and the record of the encoder of es-scm's own dense vectors
+    (``encoder``: ``_meta.es_scm.dense``, None without them)."""
 
     target: Target
     expansion: str
     fields: MappedFields
+    dense_fields: Mapping[str, DenseField] = dataclasses.field(default_factory=dict)
+    encoder: Mapping[str, Any] | None = None
 
 
 class TargetCheck:
@@ -181,8 +186,12 @@ class TargetCheck:
             As :func:`~es_scm.elastic.schema.check_indices`.
         """
         meta = check_indices(self.name, response, self.model)
-        fields = MappedFields([body.get("mappings", {}) for body in response.body.values()])
-        checked = Checked(Target.of(self.name, response.body), meta["expansion"], fields)
+        mappings = [body.get("mappings", {}) for body in response.body.values()]
+        dense = common_fields([dense_fields(mapping) for mapping in mappings])
+        target = Target.of(self.name, response.body)
+        checked = Checked(
+            target, meta["expansion"], MappedFields(mappings), dense, meta.get("dense")
+        )
         self.checked = checked
         return meta, checked
 
@@ -190,7 +199,10 @@ class TargetCheck:
         """The name is an index just created with this model and ``mappings``: nothing to
         look up."""
         target = Target(self.name, frozenset([self.name]), frozenset([shards]))
-        self.checked = Checked(target, expansion, MappedFields([mappings]))
+        encoder = mappings.get("_meta", {}).get("es_scm", {}).get("dense")
+        self.checked = Checked(
+            target, expansion, MappedFields([mappings]), dense_fields(mappings), encoder
+        )
 
     def moved(self, error: ModelMismatchError) -> ModelMismatchError:
         """The error of a check made again after an answer came from elsewhere."""

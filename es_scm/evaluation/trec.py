@@ -7,8 +7,17 @@ Methods (:func:`run_collection`), each retrieving the top ``depth`` documents pe
               expanded query x' = SᵀWx, then the exact SCM, provably equal to the brute-force top
               ``depth`` (see :mod:`es_scm.elastic.windows`).
 ``bm25+scm``  hybrid search (:meth:`es_scm.elastic.Searcher.hybrid`):
-              BM25's and the SCM's top ``depth`` fused by min-max linear interpolation (the
-              default) or reciprocal rank fusion (see :mod:`es_scm.elastic.hybrid`).
+              BM25's and the SCM's top ``depth`` fused (the model's fusion, else the default;
+              see :mod:`es_scm.elastic.hybrid`).
+
+With dense vectors (``dense=``: the index made with a sentence encoder's vectors, or an existing
+index's own), three more:
+
+``dense``           Elasticsearch's kNN search alone (:meth:`es_scm.elastic.Searcher.dense`).
+``bm25+dense``      BM25 and kNN fused by ``max`` with weight 0.5 each: the baseline a user would
+                    configure with a small encoder (:data:`BM25_DENSE`).
+``bm25+scm+dense``  the three-way hybrid search (the model's three-way fusion, else
+                    :data:`~es_scm.defaults.HYBRID_DENSE_DEFAULTS`).
 
 MAP (AP over the retrieved ``depth``), nDCG@10 and R@100 (:data:`MEASURES`, or any other
 ``ir_measures`` measures: :func:`check_measures`) are computed by ``ir_measures`` (pytrec_eval
@@ -36,10 +45,12 @@ from typing import Any
 from es_scm.evaluation.significance import Comparison, compare, comparison_table
 from es_scm.extras import require
 from es_scm.files import open_text
+from es_scm.options import DenseOptions
 from es_scm.progress import Progress
 
 __all__ = [
     "BASELINE",
+    "BM25_DENSE",
     "MEASURES",
     "TrecReport",
     "check_measures",
@@ -62,7 +73,13 @@ METHOD_LABELS = {
     "bm25": "BM25 (Elasticsearch)",
     "scm": "SCM (Elasticsearch, exact)",
     "bm25+scm": "BM25 + SCM (hybrid search)",
+    "dense": "dense (kNN)",
+    "bm25+dense": "BM25 + dense (max 0.5)",
+    "bm25+scm+dense": "BM25 + SCM + dense (hybrid search)",
 }
+#: The fusion of BM25 and kNN alone that ``bm25+dense`` evaluates: each leg divided by its
+#: largest score among the candidates, weight 0.5 each (what the issue's baseline measured).
+BM25_DENSE: dict[str, Any] = {"fusion": "max", "weights": {"bm25": 0.5, "dense": 0.5}}
 
 Run = dict[str, dict[str, float]]  # query id -> document id -> score
 _EXAMPLES = "e.g. AP, AP@100, nDCG@10, R@1000, P@10, RR"
@@ -284,8 +301,11 @@ def run_collection(
     existing_index: str | None = None,
     text_analyzer: str | None = None,
     runs: Mapping[str, Run] | None = None,
+    dense: DenseOptions | bool | None = None,
+    dense_hybrid: Mapping[str, Any] | None = None,
 ) -> tuple[TrecReport, dict[str, Run]]:
-    """Index ``collection``'s documents with ``model`` and evaluate BM25, SCM and BM25 + SCM.
+    """Index ``collection``'s documents with ``model`` and evaluate BM25, SCM and BM25 + SCM
+    (and, with ``dense``, the dense leg alone, BM25 + dense and the three-way hybrid).
 
     Parameters
     ----------
@@ -315,6 +335,15 @@ def run_collection(
         Name → a run made elsewhere (:func:`read_trec_run`: a dense retriever's, another
         system's), evaluated and compared with the baseline beside es-scm's methods. Its
         queries that the collection does not judge are not read.
+    dense : DenseOptions or True, optional
+        Evaluate the dense methods too (module docstring). A
+        :class:`~es_scm.options.DenseOptions`: the index made is filled with that encoder's
+        vectors (for ``existing_index``: the encoder its queries are encoded with, checked
+        against the index's); True: ``existing_index``'s own encoder.
+    dense_hybrid : mapping, optional
+        The three-way fusion's options (``fusion``, ``weights``, ``rrf_k``, read by
+        :func:`es_scm.elastic.hybrid.hybrid_options` with ``dense=True``): default the
+        model's, else the default.
 
     Returns
     -------
@@ -327,18 +356,24 @@ def run_collection(
     seconds: dict[str, float] = {}
     queries = collection.judged_queries()
     hybrids = {"bm25+scm": {}} if hybrids is None else dict(hybrids)
+    if dense is True and existing_index is None:
+        raise ValueError("dense=True evaluates an existing index's own vectors: give its name")
+    options = dense if isinstance(dense, DenseOptions) else None
+    encoder = options.encoder if options is not None else None
     index = None
     if existing_index is not None:
         name = existing_index
-        searcher = Searcher(client, name, model)
+        searcher = Searcher(client, name, model, encoder=encoder)
         searcher.check()
     else:
         name = index_name or f"es-scm-eval-{collection.name}-{uuid.uuid4().hex[:10]}"
-        index = SCMIndex(client, name, model)
+        index = SCMIndex(client, name, model, encoder=encoder)
         searcher = index.searcher
+    if dense:
+        hybrids = {**hybrids, **_dense_methods(dense_hybrid)}
     try:
         if index is not None:
-            seconds["index"] = _index_collection(index, collection, text_analyzer)
+            seconds["index"] = _index_collection(index, collection, text_analyzer, options)
         made, timers = _search_queries(searcher, collection.name, queries, depth, hybrids)
         seconds.update({f"search_{m}": t for m, t in timers.items()})
     finally:
@@ -355,16 +390,44 @@ def run_collection(
         measures,
     )
     empty = {m: sorted(q for q in queries if not r.get(q)) for m, r in every.items()}
+    described = {m: _described(o) for m, o in hybrids.items()}
     trec_report = TrecReport(
         collection=collection.name,
         methods=aggregate,
         per_query=per_query,
-        settings={**dict(settings or {}), "depth": depth, "hybrids": hybrids, "empty_runs": empty},
+        settings={
+            **dict(settings or {}),
+            "depth": depth,
+            "hybrids": described,
+            "dense": _dense_setting(dense),
+            "empty_runs": empty,
+        },
         seconds=seconds,
         queries=len(queries),
         measures=measures,
     )
     return trec_report, made
+
+
+def _dense_methods(dense_hybrid: Mapping[str, Any] | None) -> dict[str, dict[str, Any]]:
+    """The dense methods' options (``dense`` marks a search with the dense leg; the method
+    ``dense`` is kNN alone)."""
+    return {
+        "dense": {"method": "dense"},
+        "bm25+dense": {**BM25_DENSE, "dense": True},
+        "bm25+scm+dense": {**(dense_hybrid or {}), "dense": True},
+    }
+
+
+def _described(options: Mapping[str, Any]) -> dict[str, Any]:
+    """A method's options as the report records them (JSON)."""
+    return {k: v.describe() if hasattr(v, "describe") else v for k, v in options.items()}
+
+
+def _dense_setting(dense: DenseOptions | bool | None) -> Any:
+    if isinstance(dense, DenseOptions):
+        return dense.as_dict()
+    return "the index's own" if dense else None
 
 
 def _judged_part(run: Run, queries: Mapping[str, str]) -> Run:
@@ -398,9 +461,16 @@ def _search_queries(
     from es_scm.elastic.hybrid import hybrid_options, make_fusion
 
     methods: dict[str, dict[str, Any]] = {"bm25": {"method": "bm25"}, "scm": {}}
-    for method, options in hybrids.items():
-        fusion = make_fusion(hybrid_options(searcher.model.hybrid, **options))
+    for method, given in hybrids.items():
+        options = dict(given)
+        if options.pop("method", "hybrid") == "dense":
+            methods[method] = {"method": "dense"}
+            continue
+        dense = bool(options.pop("dense", False))
+        fusion = make_fusion(hybrid_options(searcher.model.hybrid, dense=dense, **options))
         methods[method] = {"method": "hybrid", "fusion": fusion, "depth": depth}
+        if dense:
+            methods[method]["dense"] = True
     runs: dict[str, Run] = {method: {} for method in methods}
     timers: dict[str, float] = dict.fromkeys(methods, 0.0)
     ids = list(queries)
@@ -419,10 +489,13 @@ def _search_queries(
     return runs, timers
 
 
-def _index_collection(index: Any, collection: Any, text_analyzer: str | None) -> float:
-    """Index the collection's documents (BM25 with ``text_analyzer``); return the seconds."""
+def _index_collection(
+    index: Any, collection: Any, text_analyzer: str | None, dense: DenseOptions | None = None
+) -> float:
+    """Index the collection's documents (BM25 with ``text_analyzer``, dense vectors of
+    ``dense``); return the seconds."""
     started = time.perf_counter()
-    index.create(text_analyzer=text_analyzer)
+    index.create(text_analyzer=text_analyzer, dense=dense)
     report = index.index_documents(
         ({"id": doc_id, "text": text} for doc_id, text in collection.documents.items()),
         batch_size=500,

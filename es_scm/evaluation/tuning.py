@@ -10,7 +10,13 @@ ranked by
 ``<fusion>@α`` (``max@0.5``, ``linear@0.7``, ``zscore@0.3``; ``rrf``)
     BM25 (Elasticsearch's, on an index of the documents) fused with the SCM by a fusion of
     :mod:`es_scm.fusion` — the very objects hybrid search fuses with — over the union of both
-    top ``depth`` lists.
+    top ``depth`` lists;
+``<fusion>[bm25=…,scm=…,dense=…]`` (``zscore[bm25=0.4,scm=0.1,dense=0.5]``; ``rrf+dense``)
+    with ``dense``, the three-way fusion of BM25, the SCM and a sentence encoder's dense vectors
+    (their cosines computed in memory over every document, as Elasticsearch's exact kNN on a
+    ``flat`` field scores them: (1 + cos) / 2), over the union of the three top ``depth`` lists.
+    ``dense`` and ``bm25+dense`` (BM25 and kNN fused by ``max`` with 0.5 each, the baseline a
+    search engineer would configure) are reported beside them for reference, and never chosen.
 
 Rows are scored by one ``ir_measures`` measure (``measure``: ``AP`` over the ranked ``depth`` by
 default; ``nDCG@10``, ``R@100``, …). The topics are split into ``folds`` folds (round robin over
@@ -32,20 +38,23 @@ from typing import Any
 import numpy as np
 
 from es_scm.evaluation.collections import TestCollection
-from es_scm.evaluation.trec import Run, evaluate_runs, measure_label
-from es_scm.fusion import Fusion, MaxFusion, ScoreFusion
+from es_scm.evaluation.trec import BM25_DENSE, Run, evaluate_runs, measure_label
+from es_scm.fusion import Fusion, MaxFusion, ScoreFusion, fusion_from
 
 __all__ = [
     "TuningReport",
     "bm25_scores",
     "cross_validate",
+    "dense_scores",
     "expand_grid",
     "folds_of",
+    "fused_run",
     "fusion_row",
     "hybrid_run",
     "scm_scores",
     "setting_name",
     "tune",
+    "weight_grid",
 ]
 
 logger = logging.getLogger(__name__)
@@ -128,18 +137,111 @@ def hybrid_run(
     """
     if not isinstance(fusion, Fusion):
         fusion = MaxFusion(float(fusion))
-    bm25_top, scm_top = _top(bm25, depth), _top(scm, depth)
-    candidates = list(dict.fromkeys([*bm25_top, *scm_top]))
+    legs = {"bm25": bm25, "scm": scm}
+    return fused_run(
+        legs, {name: _top(scores, depth) for name, scores in legs.items()}, fusion, depth
+    )
+
+
+def fused_run(
+    legs: Mapping[str, Mapping[str, float]],
+    tops: Mapping[str, Mapping[str, float]],
+    fusion: Fusion,
+    depth: int,
+) -> dict[str, float]:
+    """``fusion`` of the legs named in ``tops`` (each leg's top ``depth``, best first) over the
+    union of those lists, as hybrid search fuses them: a score fusion reads every candidate's
+    score by each leg from ``legs`` (missing: 0), reciprocal rank fusion the lists alone."""
+    candidates = list(dict.fromkeys(doc for top in tops.values() for doc in top))
     if isinstance(fusion, ScoreFusion):
-        fused = fusion.fuse(bm25, scm, candidates)
+        fused = fusion.fuse_legs({name: legs[name] for name in tops}, candidates)
     else:
-        fused = fusion.fuse(bm25_top, scm_top, candidates)
+        fused = fusion.fuse_legs(tops, candidates)
     return _top(fused, depth)
 
 
 def fusion_row(fusion: Fusion) -> str:
-    """A fusion's name in the tables: ``max@0.5``, ``rrf``."""
+    """A fusion's name in the tables: ``max@0.5``, ``rrf``; with leg weights
+    ``zscore[bm25=0.4,scm=0.1,dense=0.5]``."""
+    if isinstance(fusion, ScoreFusion) and fusion.weights is not None:
+        weights = ",".join(f"{leg}={w:g}" for leg, w in fusion.weights.items())
+        return f"{fusion.name}[{weights}]"
     return f"{fusion.name}@{fusion.alpha:g}" if isinstance(fusion, ScoreFusion) else fusion.name
+
+
+def weight_grid(
+    step: float, legs: Sequence[str] = ("bm25", "scm", "dense")
+) -> list[dict[str, float]]:
+    """Every weighting of ``legs`` in multiples of ``step`` that sums to 1 (a simplex grid;
+    0.1 over three legs: 66 weightings), in a fixed order."""
+    if not 0.0 < step <= 0.5:
+        raise ValueError(f"the weights' step must be in (0, 0.5], got {step}")
+    units = round(1.0 / step)
+    if abs(units * step - 1.0) > 1e-9:
+        raise ValueError(f"the weights' step must divide 1 (0.1, 0.05, 0.25...), got {step}")
+    grid = []
+    for combination in itertools.product(range(units + 1), repeat=len(legs) - 1):
+        last = units - sum(combination)
+        if last >= 0:
+            values = [*combination, last]
+            grid.append({leg: round(v * step, 10) for leg, v in zip(legs, values, strict=True)})
+    return grid
+
+
+def dense_scores(encoder: Any, collection: TestCollection, queries: Sequence[str]) -> DenseScores:
+    """Elasticsearch's exact kNN score, (1 + cos) / 2, of every document for every topic, from
+    ``encoder``'s vectors (a :class:`~es_scm.encoder.SentenceEncoder`, or a name or folder)."""
+    from es_scm.elastic.dense import encode_texts, knn_score
+    from es_scm.encoder import SentenceEncoder
+
+    if not isinstance(encoder, SentenceEncoder):
+        encoder = SentenceEncoder(encoder)
+    ids = list(collection.documents)
+    documents = encode_texts(encoder, list(collection.documents.values())).astype(np.float64)
+    topics = encode_texts(encoder, [collection.queries[q] for q in queries]).astype(np.float64)
+    cosines = topics @ documents.T  # unit vectors: the cosines
+    return DenseScores(ids, dict(zip(queries, knn_score(cosines), strict=True)))
+
+
+class DenseScores:
+    """Every document's dense score for every topic, kept as arrays: ``scores(topic)`` (a
+    mapping by document id) and ``top(topic, depth)``."""
+
+    def __init__(self, ids: Sequence[str], rows: Mapping[str, np.ndarray]) -> None:
+        self.ids = list(ids)
+        self.rows = dict(rows)
+        self.position = {doc: n for n, doc in enumerate(self.ids)}
+
+    def scores(self, topic: str) -> Mapping[str, float]:
+        return _Row(self.rows[topic], self.position)
+
+    def top(self, topic: str, depth: int) -> dict[str, float]:
+        """The topic's ``depth`` best documents, best first, ties by id (as ``_top`` ranks)."""
+        row = self.rows[topic]
+        if depth < len(row):  # every document scoring at least the depth-th best: ties kept
+            kth = np.partition(row, len(row) - depth)[len(row) - depth]
+            kept = np.flatnonzero(row >= kth)
+        else:
+            kept = np.arange(len(row))
+        ranked = sorted(((self.ids[i], float(row[i])) for i in kept), key=lambda x: (-x[1], x[0]))
+        return dict(ranked[:depth])
+
+
+class _Row(Mapping[str, float]):
+    """One topic's dense scores as a read-only mapping of document id to score."""
+
+    def __init__(self, row: np.ndarray, position: Mapping[str, int]) -> None:
+        self.row = row
+        self.position = position
+
+    def __getitem__(self, doc: str) -> float:
+        return float(self.row[self.position[doc]])
+
+    def __iter__(self) -> Any:
+        return iter(self.position)
+
+    def __len__(self) -> int:
+        return len(self.position)
 
 
 def scm_scores(model: Any, collection: TestCollection, queries: Sequence[str]) -> Run:
@@ -207,23 +309,36 @@ class TuningReport:
         ranked = sorted(self.held_out.items(), key=lambda item: -item[1])
         return [(row, value, value - self.bm25) for row, value in ranked]
 
-    def hybrid(self, row: str | None = None) -> dict[str, Any] | None:
+    def hybrid(self, row: str | None = None, method: str = "hybrid") -> dict[str, Any] | None:
         """The hybrid settings of the best fusion row of ``row``'s setting (default: the best
         row's), as a model keeps them (:attr:`es_scm.model.SoftCosineModel.hybrid`); None
-        without fusion rows."""
+        without fusion rows. ``method="dense"``: the best three-way fusion (a model keeps it
+        under ``hybrid["dense"]``)."""
         setting = self._setting(row or self.best)
         fused = [
             r
             for r in self.held_out
-            if self.settings[r]["method"] == "hybrid" and self._setting(r) == setting
+            if self.settings[r]["method"] == method and self._setting(r) == setting
         ]
         if not fused:
             return None
         best = max(fused, key=lambda r: (self.held_out[r], -fused.index(r)))
         return dict(self.settings[best]["fusion"])
 
+    def model_hybrid(self) -> dict[str, Any] | None:
+        """What ``es-scm tune --out`` saves as the model's hybrid settings: the best two-way
+        fusion, and the best three-way one under ``"dense"`` (None without fusion rows)."""
+        two, three = self.hybrid(), self.hybrid(method="dense")
+        if two is None and three is None:
+            return None
+        return {**(two or {}), **({"dense": three} if three else {})}
+
     def _setting(self, row: str) -> dict[str, Any]:
         return {k: v for k, v in self.settings[row].items() if k not in ("method", "fusion")}
+
+    def reference(self, row: str) -> bool:
+        """Whether ``row`` is a reference (``dense``, ``bm25+dense``): reported, never chosen."""
+        return self.settings[row]["method"] == "reference"
 
     def markdown(self) -> str:
         """The table, × 100."""
@@ -236,7 +351,11 @@ class TuningReport:
             "|:---|---:|---:|",
             f"| BM25 | {100 * self.bm25:.2f} | |",
         ]
-        lines += [f"| {row} | {100 * v:.2f} | {100 * g:+.2f} |" for row, v, g in self.rows()]
+        lines += [
+            f"| {row}{' (reference)' if self.reference(row) else ''} | {100 * v:.2f} | "
+            f"{100 * g:+.2f} |"
+            for row, v, g in self.rows()
+        ]
         lines += [
             "",
             f"tuning by this grid, cross-validated: {label} {100 * chosen:.2f} "
@@ -270,6 +389,8 @@ def tune(
     objective: str = "scm",
     measure: str = "AP",
     text_analyzer: str | None = None,
+    dense: Any = None,
+    dense_fusions: Sequence[Fusion] = (),
 ) -> TuningReport:
     """Rank the judged topics with every setting; cross-validate; name the best row.
 
@@ -285,37 +406,108 @@ def tune(
     fusions : sequence of Fusion
         Hybrid rows, one per fusion (:func:`fusion_row` names them; none: SCM rows only).
     folds, depth : int
-    objective : {"scm", "hybrid"}
-        Which rows the best (``best``) is chosen among.
+    objective : {"scm", "hybrid", "dense"}
+        Which rows the best (``best``) is chosen among (``dense``: the three-way fusions).
     measure : str
         The ``ir_measures`` measure that scores the rows (``AP``, ``nDCG@10``, ``R@100``, …).
     text_analyzer : str, optional
         BM25's analyzer (``"english"``: stemming and stop words); default ``standard``.
+    dense : SentenceEncoder or str, optional
+        A sentence encoder (or its name or folder): its vectors are the dense leg of the
+        three-way rows (:func:`dense_scores`), and the rows ``dense`` and ``bm25+dense`` are
+        reported for reference.
+    dense_fusions : sequence of Fusion
+        The three-way rows, one per fusion (weights naming the legs: :func:`weight_grid`; or
+        RRF), with ``dense``.
     """
+    if dense_fusions and dense is None:
+        raise ValueError("three-way fusions need the dense leg's encoder (dense=)")
     queries = list(collection.judged_queries())
     parts = folds_of(queries, folds)
     bm25 = bm25_scores(client, collection, size=max(depth, 1000), text_analyzer=text_analyzer)
-    runs: dict[str, Run] = {"bm25": {q: _top(bm25[q], depth) for q in queries}}
+    bm25_top = {q: _top(bm25[q], depth) for q in queries}
+    runs: dict[str, Run] = {"bm25": bm25_top}
     settings: dict[str, dict[str, Any]] = {}
+    knn = dense_scores(dense, collection, queries) if dense is not None else None
+    knn_top = {q: knn.top(q, depth) for q in queries} if knn is not None else {}
+    if knn is not None:
+        baseline = fusion_from(BM25_DENSE["fusion"], weights=BM25_DENSE["weights"])
+        runs["dense"] = knn_top
+        runs["bm25+dense"] = {
+            q: fused_run(
+                {"bm25": bm25[q], "dense": knn.scores(q)},
+                {"bm25": bm25_top[q], "dense": knn_top[q]},
+                baseline,
+                depth,
+            )
+            for q in queries
+        }
+        settings["dense"] = {"method": "reference"}
+        settings["bm25+dense"] = {"method": "reference", "fusion": baseline.describe()}
     for number, setting in enumerate(grid, start=1):
         name = setting_name(setting)
         logger.info("%s: setting %d/%d: %s", collection.name, number, len(grid), name)
         scm = scm_scores(build(setting), collection, queries)
-        runs[f"scm {name}"] = {q: _top(scm[q], depth) for q in queries}
+        scm_top = {q: _top(scm[q], depth) for q in queries}
+        runs[f"scm {name}"] = scm_top
         settings[f"scm {name}"] = {**setting, "method": "scm"}
         for fusion in fusions:
             row = f"{fusion_row(fusion)} {name}"
             runs[row] = {q: hybrid_run(bm25[q], scm[q], fusion, depth) for q in queries}
             settings[row] = {**setting, "method": "hybrid", "fusion": fusion.describe()}
+        if dense_fusions:
+            assert knn is not None, "checked above"
+            legs = {
+                q: _candidate_legs(
+                    bm25[q],
+                    scm[q],
+                    knn.scores(q),
+                    {"bm25": bm25_top[q], "scm": scm_top[q], "dense": knn_top[q]},
+                )
+                for q in queries
+            }
+        for fusion in dense_fusions:
+            three = "" if isinstance(fusion, ScoreFusion) else "+dense"  # rrf+dense
+            row = f"{fusion_row(fusion)}{three} {name}"
+            runs[row] = {
+                q: fused_run(scores, _legs_of(fusion, tops), fusion, depth)
+                for q, (scores, tops) in legs.items()
+            }
+            settings[row] = {**setting, "method": "dense", "fusion": fusion.describe()}
     qrels = {q: collection.qrels[q] for q in queries}
     nonempty = {m: {q: d or {"__none__": 0.0} for q, d in r.items()} for m, r in runs.items()}
     _, per_query = evaluate_runs(qrels, nonempty, (measure,))
     values = {row: {q: v[measure] for q, v in per_query[row].items()} for row in runs}
     bm25_values = values.pop("bm25")
-    held_out, selected = cross_validate(values, parts)
+    chosen = {row: v for row, v in values.items() if settings[row]["method"] != "reference"}
+    held_out, _ = cross_validate(values, parts)
+    _, selected = cross_validate(chosen, parts)  # choosing among the grid's rows only
     base, _ = cross_validate({"bm25": bm25_values}, parts)
-    candidates = [row for row in held_out if settings[row]["method"] == objective] or list(values)
+    candidates = [row for row in chosen if settings[row]["method"] == objective] or list(chosen)
     best = max(candidates, key=lambda row: (held_out[row], -candidates.index(row)))
     return TuningReport(
         collection.name, folds, base["bm25"], held_out, settings, selected, best, measure
     )
+
+
+def _candidate_legs(
+    bm25: Mapping[str, float],
+    scm: Mapping[str, float],
+    dense: Mapping[str, float],
+    tops: dict[str, dict[str, float]],
+) -> tuple[dict[str, dict[str, float]], dict[str, dict[str, float]]]:
+    """One topic's three legs read once for every three-way fusion of a setting: each leg's
+    score of every candidate (the union of the ``tops``; missing: 0), and the ``tops``."""
+    candidates = list(dict.fromkeys(doc for top in tops.values() for doc in top))
+    scores = {
+        name: {c: float(leg.get(c, 0.0)) for c in candidates}
+        for name, leg in (("bm25", bm25), ("scm", scm), ("dense", dense))
+    }
+    return scores, tops
+
+
+def _legs_of(fusion: Fusion, tops: Mapping[str, Mapping[str, float]]) -> dict[str, Any]:
+    """The top lists of the legs ``fusion`` fuses (those its weights name; RRF: every leg)."""
+    if isinstance(fusion, ScoreFusion) and fusion.weights is not None:
+        return {name: tops[name] for name in fusion.weights}
+    return dict(tops)

@@ -141,6 +141,7 @@ def test_a_same_model_reindex_is_invisible_to_a_plain_searcher(es_client, index_
         "text_analyzer": "whitespace",
         "metadata_mapping": None,
         "expansion": "query",
+        "dense": None,
     }
 
 
@@ -160,6 +161,7 @@ def test_the_old_index_is_kept_when_asked_or_still_in_use(es_client, index_name,
         "text_analyzer": "simple",
         "metadata_mapping": {"group": {"type": "integer"}},
         "expansion": "query",
+        "dense": None,
     }
     es_client.indices.put_alias(index=kept.index, name=alias + "-reports")
     third = reindex_into_alias(

@@ -144,6 +144,7 @@ def test_the_command_line_takes_a_metadata_mapping_file(
         "text_analyzer": "simple",
         "metadata_mapping": {"published": {"type": "date"}},
         "expansion": "query",
+        "dense": None,
     }
     # rerunning into the existing index: the options cannot change its mapping, and it says so
     code, _, err = cli(

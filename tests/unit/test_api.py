@@ -37,7 +37,7 @@ def test_a_result_is_indexed_like_its_hits():
 
 
 def test_the_methods_of_a_batch_are_the_searchers_methods():
-    assert set(typing.get_args(Method)) == {"search", "native", "hybrid", "bm25"}
+    assert set(typing.get_args(Method)) == {"search", "native", "hybrid", "bm25", "dense"}
     assert set(METHOD_OPTIONS) == set(typing.get_args(Method))
     for method in typing.get_args(Method):
         assert callable(getattr(Searcher, method))

@@ -99,3 +99,104 @@ def test_a_models_hybrid_settings_are_checked():
         hybrid_settings({"beta": 1})
     with pytest.raises(ValueError, match="depth"):
         hybrid_settings({"depth": 0})
+
+
+# -- three named legs: explicit weights ----------------------------------------------------------
+
+DENSE = {"a": 0.9, "b": 0.6, "c": 0.7}
+WEIGHTS = {"bm25": 0.4, "scm": 0.1, "dense": 0.5}
+
+
+def test_a_score_fusion_weighs_each_named_leg_as_given():
+    legs = {"bm25": BM25, "scm": SCM, "dense": DENSE}
+    fused = MaxFusion(weights=WEIGHTS).fuse_legs(legs, CANDIDATES)
+    # by hand: each leg divided by its largest score among the candidates
+    assert fused["a"] == pytest.approx(0.4 * 10 / 10 + 0.1 * 0.2 / 0.8 + 0.5 * 0.9 / 0.9)
+    assert fused["b"] == pytest.approx(0.4 * 5 / 10 + 0.1 * 0.8 / 0.8 + 0.5 * 0.6 / 0.9)
+    assert fused["c"] == pytest.approx(0.4 * 0 / 10 + 0.1 * 0.4 / 0.8 + 0.5 * 0.7 / 0.9)
+    # the order the legs come in does not change the weights they get
+    reordered = {"dense": DENSE, "bm25": BM25, "scm": SCM}
+    assert MaxFusion(weights=WEIGHTS).fuse_legs(reordered, CANDIDATES) == pytest.approx(fused)
+    z = ZScoreFusion(weights=WEIGHTS).fuse_legs(legs, CANDIDATES)
+    d_mean = (0.9 + 0.6 + 0.7) / 3
+    d_sd = math.sqrt(((0.9 - d_mean) ** 2 + (0.6 - d_mean) ** 2 + (0.7 - d_mean) ** 2) / 3)
+    b_sd = math.sqrt(((10 - 5) ** 2 + 0 + 5**2) / 3)
+    s_mean = (0.2 + 0.8 + 0.4) / 3
+    s_sd = math.sqrt(((0.2 - s_mean) ** 2 + (0.8 - s_mean) ** 2 + (0.4 - s_mean) ** 2) / 3)
+    expected = 0.4 * 5 / b_sd + 0.1 * (0.2 - s_mean) / s_sd + 0.5 * (0.9 - d_mean) / d_sd
+    assert z["a"] == pytest.approx(expected)
+
+
+def test_two_leg_weights_equal_alpha_and_the_legs_are_the_weights_names():
+    two = {"bm25": 0.3, "scm": 0.7}
+    assert LinearFusion(weights=two).fuse(BM25, SCM, CANDIDATES) == pytest.approx(
+        LinearFusion(0.3).fuse(BM25, SCM, CANDIDATES)
+    )
+    assert MaxFusion(weights=WEIGHTS).legs == ("bm25", "scm", "dense")
+    assert MaxFusion(0.3).legs == ("bm25", "scm")
+    with pytest.raises(ValueError, match="weighs the legs bm25, scm, dense, not bm25, scm"):
+        MaxFusion(weights=WEIGHTS).fuse(BM25, SCM, CANDIDATES)
+    with pytest.raises(ValueError, match="with alpha weighs two legs"):
+        MaxFusion(0.5).fuse_legs({"bm25": BM25, "scm": SCM, "dense": DENSE}, CANDIDATES)
+
+
+@pytest.mark.parametrize(
+    ("weights", "message"),
+    [
+        ({"bm25": 1.0}, "at least two legs"),
+        ({"bm25": 0.0, "dense": 0.0}, "positive weight"),
+        ({"bm25": -0.1, "dense": 1.0}, "weights >= 0"),
+        ({"bm25": math.inf, "dense": 1.0}, "finite weights"),
+        ({"bm25": 0.5, "splade": 0.5}, "leg names"),
+    ],
+)
+def test_bad_weights_are_refused_in_one_line(weights, message):
+    with pytest.raises(ValueError, match=message):
+        fusion_from("zscore", weights=weights)
+
+
+def test_a_fusion_describes_its_weights_and_rrf_takes_any_legs():
+    assert fusion_from("zscore", weights=WEIGHTS).describe() == {
+        "fusion": "zscore",
+        "weights": WEIGHTS,
+    }
+    assert fusion_from("zscore", weights=WEIGHTS) == ZScoreFusion(weights=dict(WEIGHTS))
+    assert fusion_from("rrf", weights=WEIGHTS) == ReciprocalRankFusion()  # not a parameter of it
+    fused = ReciprocalRankFusion(rrf_k=0).fuse_legs(
+        {"bm25": {"a": 2.0}, "scm": {"b": 1.0}, "dense": {"b": 0.9, "a": 0.5}}, ["a", "b"]
+    )
+    assert fused == {"a": pytest.approx(1 + 1 / 2), "b": pytest.approx(1 + 1)}
+
+
+@pytest.mark.parametrize("cls", [MaxFusion, LinearFusion, ZScoreFusion])
+def test_the_bound_of_three_legs_holds_for_every_document_below_every_list(cls):
+    rng = np.random.default_rng(7)
+    fusion = cls(weights=WEIGHTS)
+    n = 30
+    legs = {
+        "bm25": {f"d{i}": float(v) for i, v in enumerate(rng.uniform(1, 10, n))},
+        "scm": {f"d{i}": float(v) for i, v in enumerate(rng.uniform(0.1, 1, n))},
+        "dense": {f"d{i}": float(v) for i, v in enumerate(rng.uniform(0.4, 0.9, n))},
+    }
+    candidates = [f"d{i}" for i in range(n)]
+    outside = {name: min(scores.values()) for name, scores in legs.items()}
+    bound = fusion.bound_legs(legs, candidates, outside)
+    for fractions in rng.uniform(0, 1, (200, 3)):
+        below = {name: outside[name] * f for name, f in zip(legs, fractions, strict=True)}
+        assert fusion.bound_legs(legs, candidates, below) <= bound + 1e-12
+    # a candidate with every leg's lowest score fuses to the bound exactly
+    for name, scores in legs.items():
+        scores["low"] = outside[name]
+    fused = fusion.fuse_legs(legs, [*candidates, "low"])
+    assert fused["low"] == pytest.approx(fusion.bound_legs(legs, [*candidates, "low"], outside))
+
+
+def test_a_models_three_way_settings_go_under_dense():
+    settings = {"fusion": "max", "alpha": 0.6, "dense": {"fusion": "zscore", "weights": WEIGHTS}}
+    assert hybrid_settings(settings) == settings
+    with pytest.raises(ValueError, match=r"goes under hybrid\['dense'\]"):
+        hybrid_settings({"fusion": "zscore", "weights": WEIGHTS})
+    with pytest.raises(ValueError, match="must name the dense leg"):
+        hybrid_settings({"dense": {"fusion": "max", "weights": {"bm25": 0.5, "scm": 0.5}}})
+    with pytest.raises(ValueError, match=r"unknown hybrid\['dense'\] setting 'alpha'"):
+        hybrid_settings({"dense": {"alpha": 0.5}})

@@ -12,6 +12,7 @@ from es_scm.elastic.schema import (
     mapping_options,
     metadata_field_mapping,
 )
+from es_scm.options import DenseOptions
 from tests.support import AERO_TEXTS
 
 TEXTS = AERO_TEXTS
@@ -42,11 +43,13 @@ def test_explicit_metadata_and_analyzer_options(model):
         "text_analyzer": "simple",
         "metadata_mapping": {"published": {"type": "date"}},
         "expansion": "query",
+        "dense": None,
     }
     assert mapping_options(index_mapping(model, expansion="documents")) == {
         "text_analyzer": "english",
         "metadata_mapping": None,
         "expansion": "documents",
+        "dense": None,
     }
     # an index made before the analyzer was written into the mapping has Elasticsearch's default
     older = index_mapping(model)
@@ -74,7 +77,34 @@ def test_a_previous_default_metadata_mapping_reads_as_the_new_default():
         "text_analyzer": "standard",  # Elasticsearch's default, which an old index has
         "metadata_mapping": None,
         "expansion": "query",  # an index older than the option expands queries
+        "dense": None,  # and has no dense vectors
     }
     empty = {"properties": {"metadata": {"dynamic": "false"}}}  # no properties: an empty object
     assert mapping_options(empty)["metadata_mapping"] == {}
     assert metadata_field_mapping({})["dynamic"] is False
+
+
+def test_an_index_with_dense_vectors_maps_them_out_of_source_and_records_the_encoder(model):
+    record = {
+        "field": "scm.dense",
+        "encoder": "all-MiniLM-L6-v2",
+        "identity": {"weights": "sha256:abc", "sentence_transformers": "6.2.0"},
+        "dims": 384,
+        "similarity": "cosine",
+        "index_options": "flat",
+    }
+    mapping = index_mapping(model, dense=record, expansion="documents")
+    assert mapping["properties"]["scm"]["properties"]["dense"] == {
+        "type": "dense_vector",
+        "dims": 384,
+        "index": True,
+        "similarity": "cosine",
+        "index_options": {"type": "flat"},
+    }
+    assert mapping["_source"] == {"excludes": ["scm.expanded", "scm.dense"]}
+    assert mapping["_meta"]["es_scm"]["dense"] == record
+    assert mapping_options(mapping)["dense"] == DenseOptions("all-MiniLM-L6-v2", "flat")
+    # the cluster's default (approximate) kNN index: no index_options sent
+    default = index_mapping(model, dense={**record, "index_options": "default"})
+    assert "index_options" not in default["properties"]["scm"]["properties"]["dense"]
+    assert default["_source"] == {"excludes": ["scm.dense"]}

@@ -2,20 +2,27 @@ r"""Search an es-scm index with its model: one method per intent, each a few req
 
 A searcher (:class:`~es_scm.elastic.Searcher` on an ``Elasticsearch`` client, and
 :class:`~es_scm.elastic.aio.AsyncSearcher` on an ``AsyncElasticsearch`` one: the same code, the
-sync one generated) answers a query in one of four ways, each its own method:
+sync one generated) answers a query in one of five ways, each its own method:
 
 ``search``   the SCM, exactly: windows of Elasticsearch's candidates rescored from the float64
              vectors y' kept in ``_source``, grown until the result provably equals the
              brute-force top k (:mod:`es_scm.elastic.windows` argues why).
 ``native``   Elasticsearch's scores divided by ‖Wx‖_S: the SCM up to the 9-bit precision of the
              stored values, in one request.
-``hybrid``   BM25 fused with the exact SCM (:mod:`es_scm.elastic.hybrid`).
+``hybrid``   BM25 fused with the exact SCM (:mod:`es_scm.elastic.hybrid`), and with a dense kNN
+             leg when asked (``dense=``: :mod:`es_scm.elastic.dense`).
 ``bm25``     Elasticsearch's BM25 on the text field, as it scores it.
+``dense``    Elasticsearch's kNN search on a ``dense_vector`` field alone, as it scores it.
 
 ``rescore`` gives the exact SCM of given candidates, and ``batch_search`` runs many queries of
-one method at once (their first requests in one ``_msearch``). Every answer is read through the
-searcher's :class:`~es_scm.elastic.target.TargetCheck`: whole, and from the indices the model was
-checked on, else the model is checked again and the search repeated.
+one method at once (their first requests in one ``_msearch``, their query vectors encoded in
+one batch). The vectors of an index that es-scm filled with dense vectors are searched with the
+query encoded by the index's encoder: the one given to the searcher (``encoder=``), else the
+one ``_meta`` names, loaded once; either way its identity must be the recorded one.
+
+Every answer is read through the searcher's :class:`~es_scm.elastic.target.TargetCheck`: whole,
+and from the indices the model was checked on, else the model is checked again and the search
+repeated.
 
 Native retrieval needs S ≥ 0 and W ≥ 0: negative entries of x' are not sent (a query vector
 cannot carry a negative weight) and ``sparse_vector`` stores positive values only, so with
@@ -29,7 +36,9 @@ from it.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
+import os
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -39,11 +48,26 @@ from elasticsearch import ApiError, AsyncElasticsearch
 
 from es_scm.defaults import MAX_QUERY_WORDS
 from es_scm.elastic._async.client import cluster_max_clauses
-from es_scm.elastic.concurrency import async_map_concurrently
+from es_scm.elastic.concurrency import async_compute, async_map_concurrently
 from es_scm.elastic.connection import error_reason
+from es_scm.elastic.dense import (
+    DenseQuery,
+    check_encoder,
+    encode_texts,
+    field_for,
+    loaded,
+)
 from es_scm.elastic.explain import explanation_of
 from es_scm.elastic.filters import FILTER_POLICIES, Filter, FilterPolicy
-from es_scm.elastic.hybrid import BM25Leg, Leg, LegList, candidates_of, fuse, scm_list
+from es_scm.elastic.hybrid import (
+    BM25Leg,
+    DenseLeg,
+    Leg,
+    LegList,
+    candidates_of,
+    fuse,
+    scm_list,
+)
 from es_scm.elastic.names import check_target_name
 from es_scm.elastic.query import (
     ExpandedQuery,
@@ -53,7 +77,14 @@ from es_scm.elastic.query import (
     clause_budget,
     expand_query,
 )
-from es_scm.elastic.requests import Method, RescoreRequest, SearchRequest, check_method_options
+from es_scm.elastic.requests import (
+    Dense,
+    Method,
+    RescoreRequest,
+    SearchRequest,
+    check_method_options,
+    dense_per_query,
+)
 from es_scm.elastic.results import Hit, NotProvenError, PartialResultError, SearchResult, Stored
 from es_scm.elastic.schema import ModelMismatchError
 from es_scm.elastic.target import (
@@ -71,7 +102,9 @@ from es_scm.elastic.windows import (
     msearch_lines,
     point_in_time_refused,
 )
+from es_scm.encoder import SentenceEncoder
 from es_scm.fusion import Fusion
+from es_scm.options import DenseOptions
 from es_scm.similarity.scoring import rank
 from es_scm.validation import POSITIVE_INT, Options, OrNone, check
 
@@ -88,9 +121,11 @@ _MSEARCH_SIZE = 100  # searches per _msearch request of a batch
 
 @dataclass(frozen=True)
 class _Prepared:
-    """A search ready to send: its request, its expanded query (None for BM25), the account of
-    its terms, its first searches (keyword arguments of ``search``; a batch sends them in one
-    ``_msearch``), exact search's windows when it has them, and when it started."""
+    """A search ready to send: its request, its expanded query (None for BM25 and dense
+    search), the account of its terms, its first searches (keyword arguments of ``search``; a
+    batch sends them in one ``_msearch``), exact search's windows when it has them, when it
+    started, and the legs that Elasticsearch retrieves (hybrid search's BM25 and dense legs,
+    dense search's kNN: their top lists are the first searches)."""
 
     request: SearchRequest | RescoreRequest
     expanded: ExpandedQuery | None
@@ -98,6 +133,7 @@ class _Prepared:
     first: tuple[dict[str, Any], ...]
     windows: ExactWindows | None
     started: float
+    legs: tuple[Leg, ...] = ()
     known: Mapping[str, _Known] = field(default_factory=dict)  # by leg: a batch's (_prefetched)
 
 
@@ -149,6 +185,13 @@ class AsyncSearcher:
         :data:`~es_scm.elastic.filters.SAFE_QUERIES` (a ``terms`` lookup into another index, a
         ``wrapper``, a script...): for filters that come from users (what an untrusted filter
         could do: :mod:`es_scm.elastic.filters`).
+    encoder : SentenceEncoder or str, optional
+        The sentence encoder of the index's dense vectors (an index created with ``dense=``),
+        which encodes the queries of ``dense=True``: a :class:`~es_scm.encoder.SentenceEncoder`,
+        or a model name or folder. None (default): the encoder ``_meta.es_scm.dense`` names,
+        loaded once, at the first search that needs it. Either way its identity (the
+        fingerprint of its files) must be the one the index recorded, else
+        :class:`~es_scm.elastic.dense.EncoderMismatchError`.
     """
 
     def __init__(
@@ -162,9 +205,14 @@ class AsyncSearcher:
         query_type: QueryType = "sparse_vector",
         max_query_words: int = MAX_QUERY_WORDS,
         filter_policy: FilterPolicy = "any",
+        encoder: SentenceEncoder | str | os.PathLike[str] | None = None,
     ) -> None:
         self.client = client
         self.model = model
+        if encoder is not None and not isinstance(encoder, SentenceEncoder):
+            encoder = SentenceEncoder(encoder)
+        self.encoder: SentenceEncoder | None = encoder
+        self._encoder_checked: str | None = None  # the weights self.encoder was checked against
         self.max_window: int = check(max_window, "max_window", POSITIVE_INT)
         self.query_type: QueryType = check(
             query_type, "query_type", Options(("sparse_vector", "bool"))
@@ -271,17 +319,28 @@ class AsyncSearcher:
         fusion: Fusion | str | None = None,
         depth: int | None = None,
         explain: bool = False,
+        dense: Dense = None,
     ) -> SearchResult:
-        """The top ``k`` after ``from_`` of BM25 fused with the exact SCM
-        (:mod:`es_scm.elastic.hybrid`).
+        """The top ``k`` after ``from_`` of BM25 fused with the exact SCM, and with a dense kNN
+        leg when ``dense`` is given (:mod:`es_scm.elastic.hybrid`).
 
-        ``fusion`` is a :class:`~es_scm.fusion.Fusion` (``fusion_from("max", alpha=0.7)``) or
-        the name of one (``"max"``, ``"linear"``, ``"zscore"``, ``"rrf"``); None takes the
-        model's own (:attr:`~es_scm.model.SoftCosineModel.hybrid`, what ``es-scm tune``
-        saved), else :data:`es_scm.defaults.HYBRID_DEFAULTS`. Each leg retrieves its top
+        ``dense`` is None (two legs), True (the index's own dense vectors, an index created
+        with ``dense=``: the query encoded by its encoder) or a
+        :class:`~es_scm.elastic.dense.DenseQuery` (a ``dense_vector`` field of the caller's,
+        e.g. ``metadata.embedding``, and the query's vector). ``fusion`` is a
+        :class:`~es_scm.fusion.Fusion` (``fusion_from("max", alpha=0.7)``; with a dense leg
+        ``fusion_from("zscore", weights={"bm25": 0.4, "scm": 0.1, "dense": 0.5})``, whose
+        weights name the legs fused) or the name of one (``"max"``, ``"linear"``,
+        ``"zscore"``, ``"rrf"``); None takes the model's own
+        (:attr:`~es_scm.model.SoftCosineModel.hybrid`, what ``es-scm tune`` saved; with a
+        dense leg its ``"dense"`` entry), else :data:`es_scm.defaults.HYBRID_DEFAULTS` (with a
+        dense leg :data:`es_scm.defaults.HYBRID_DENSE_DEFAULTS`). Each leg retrieves its top
         ``depth`` (at least ``from_ + k``; None: the model's, else the default). Each hit's
-        ``components`` holds its score by leg; with ``explain``, its explanation is of its
-        exact SCM (``components["scm"]``). ``filter`` as in :meth:`search`.
+        ``components`` holds its score by leg (the dense leg's is Elasticsearch's kNN score,
+        (1 + cos) / 2 for cosine); with ``explain``, its explanation is of its exact SCM
+        (``components["scm"]``). ``filter`` as in :meth:`search`. The result is proven
+        (``exact_guarantee``) only when every leg's list is its exact top: a dense leg's field
+        must be indexed ``flat`` (exact kNN; a note says so otherwise).
         """
         request = self._request(
             "hybrid",
@@ -292,6 +351,7 @@ class AsyncSearcher:
             explain=explain,
             fusion=fusion,
             depth=depth,
+            dense=dense,
         )
         return await self._run(request)
 
@@ -302,6 +362,28 @@ class AsyncSearcher:
         field, analyzed by the index's analyzer), scores as Elasticsearch gives them: the
         baseline on the same index. ``filter`` as in :meth:`search`."""
         request = self._request("bm25", query, k, from_=from_, filter=filter)
+        return await self._run(request)
+
+    async def dense(
+        self,
+        query: str,
+        k: int = 10,
+        *,
+        from_: int = 0,
+        filter: Filter = None,
+        dense: Dense = None,
+    ) -> SearchResult:
+        """The top ``k`` after ``from_`` by Elasticsearch's kNN search alone (the dense leg of
+        :meth:`hybrid`), scores as Elasticsearch gives them ((1 + cos) / 2 for cosine): the
+        dense baseline on the same index.
+
+        ``dense`` None (or True) searches the index's own dense vectors with ``query`` encoded
+        by its encoder; a :class:`~es_scm.elastic.dense.DenseQuery` searches its field with its
+        vector (``query`` is then not read but by the length check). ``filter`` as in
+        :meth:`search`. ``exact_guarantee`` holds when the field is indexed ``flat`` (exact
+        kNN).
+        """
+        request = self._request("dense", query, k, from_=from_, filter=filter, dense=dense)
         return await self._run(request)
 
     async def rescore(
@@ -375,9 +457,13 @@ class AsyncSearcher:
             pyserini's ``batch_search`` takes them) a dict of results by query id.
         k : int
             The hits of each query.
-        method : {"search", "native", "hybrid", "bm25"}
+        method : {"search", "native", "hybrid", "bm25", "dense"}
             The method every query runs, with ``options``: its keyword arguments
-            (``from_``, ``filter``, ``explain``; ``fusion`` and ``depth`` for hybrid).
+            (``from_``, ``filter``, ``explain``; ``fusion``, ``depth`` and ``dense`` for
+            hybrid; ``dense`` for dense). ``dense=True`` encodes every query in one batch;
+            ``dense`` may also give each query its own
+            :class:`~es_scm.elastic.dense.DenseQuery`: a sequence in the queries' order, or a
+            mapping by query id.
         threads : int
             Queries continued at once after the first requests (threads of the sync searcher,
             tasks of the asyncio one).
@@ -399,7 +485,11 @@ class AsyncSearcher:
         if isinstance(queries, str):
             raise ValueError("queries must be a sequence of query texts or a mapping id → text")
         texts = list(queries.values()) if isinstance(queries, Mapping) else list(queries)
-        requests = [self._request(method, text, k, **options) for text in texts]
+        dense = dense_per_query(queries, options.pop("dense", None))
+        requests = [
+            self._request(method, text, k, **options, **({} if d is None else {"dense": d}))
+            for text, d in zip(texts, dense, strict=True)
+        ]
         results = await self._batch(requests, threads)
         failed = next((result for result in results if result.unproven), None)
         if unproven == "raise" and failed is not None and failed.unproven:
@@ -506,9 +596,71 @@ class AsyncSearcher:
     async def _answer(
         self, checked: Checked, request: SearchRequest | RescoreRequest
     ) -> SearchResult:
+        if isinstance(request, SearchRequest):
+            (request,) = await self._with_vectors(checked, [request])
         prepared = self._prepare(checked, request)
         answers = [await self._search(**search) for search in prepared.first]
         return await self._finish(checked.target, prepared, answers)
+
+    # -- dense vectors: the index's encoder, the queries' vectors ---------------------------------
+
+    async def _with_vectors(
+        self, checked: Checked, requests: list[SearchRequest]
+    ) -> list[SearchRequest]:
+        """``requests`` with the index's dense vectors asked (``dense=True``) made a
+        :class:`DenseQuery` of the query encoded by the index's encoder — every query of the
+        batch in one encoding, off the event loop — and every dense query's field checked."""
+        asking = [n for n, request in enumerate(requests) if request.dense is True]
+        if asking:
+            encoder = await self._index_encoder(checked)
+            texts = [requests[n].text for n in asking]
+            vectors = await async_compute(encode_texts, encoder, texts)
+            field = str((checked.encoder or {})["field"])
+            requests = list(requests)
+            for n, vector in zip(asking, vectors, strict=True):
+                requests[n] = dataclasses.replace(requests[n], dense=DenseQuery(field, vector))
+        for request in requests:
+            if isinstance(request.dense, DenseQuery):
+                field_for(self.name, checked.dense_fields, request.dense)
+        return requests
+
+    async def _index_encoder(self, checked: Checked) -> SentenceEncoder:
+        """The encoder of the index's dense vectors: the one given, else the one ``_meta``
+        names, loaded once; its identity checked against the index's record (once per record).
+
+        Raises
+        ------
+        ValueError
+            The index holds no dense vectors of es-scm's.
+        EncoderMismatchError
+            The encoder's weights are not those that encoded the index.
+        """
+        meta = checked.encoder
+        if meta is None:
+            raise ValueError(
+                f"{self.name!r} holds no dense vectors of es-scm's (an index created with "
+                "dense=...); for a dense_vector field of your own give "
+                "dense=DenseQuery(field, vector)"
+            )
+        weights = meta.get("identity", {}).get("weights")
+        if self.encoder is not None and self._encoder_checked == weights:
+            return self.encoder
+        encoder = self.encoder or SentenceEncoder(str(meta["encoder"]))
+        _, identity = await async_compute(loaded, encoder)
+        check_encoder(self.name, meta, identity, encoder.name)
+        self.encoder, self._encoder_checked = encoder, weights
+        return encoder
+
+    async def _new_encoder(self, options: DenseOptions) -> tuple[SentenceEncoder, int, dict]:
+        """The encoder of a new index's dense vectors (``options.encoder``; the searcher's own
+        if it has that name), loaded: with its dimension and identity."""
+        if self.encoder is not None and self.encoder.name == options.encoder:
+            encoder = self.encoder
+        else:
+            encoder = SentenceEncoder(options.encoder)
+        dims, identity = await async_compute(loaded, encoder)
+        self.encoder, self._encoder_checked = encoder, identity.get("weights")
+        return encoder, dims, identity
 
     def _prepare(self, checked: Checked, request: SearchRequest | RescoreRequest) -> _Prepared:
         """The query expanded within the clause limit, and the first searches of its method."""
@@ -522,13 +674,18 @@ class AsyncSearcher:
             clause_budget(limit, filters, request.words)  # BM25's clauses fit beside the filters
             page = Window(request.from_, request.k).search(index, bm25_query(request.text, filters))
             return _Prepared(request, None, QueryAccount(), (page,), None, started)
+        if request.method == "dense":
+            (leg,) = self._legs(checked, request)
+            page = {"index": index, **leg.top(request.need, filters), "from_": request.from_}
+            page["size"] = request.k
+            return _Prepared(request, None, QueryAccount(), (page,), None, started, (leg,))
         budget = clause_budget(limit, filters, request.words if request.method == "hybrid" else 0)
         expanded = expand_query(self.model, request.text, budget, checked.expansion)
         depth = request.depth or request.need  # hybrid: each leg's top depth
-        legs = self._legs(request) if request.method == "hybrid" else []
+        legs = self._legs(checked, request) if request.method == "hybrid" else []
         first = [{"index": index, **leg.top(depth, filters)} for leg in legs]
         windows = None
-        if not expanded.empty:
+        if not expanded.empty and (request.method != "hybrid" or "scm" in request.legs):
             query = expanded.es_query(self.query_type, filters)
             if request.method == "native":
                 first.append(Window(request.from_, request.k).search(index, query))
@@ -536,11 +693,20 @@ class AsyncSearcher:
                 windows = ExactWindows(expanded, depth, self.max_window)
                 first.append(windows.first().search(index, query))
         account = expanded.account(limit)
-        return _Prepared(request, expanded, account, tuple(first), windows, started)
+        return _Prepared(request, expanded, account, tuple(first), windows, started, tuple(legs))
 
-    def _legs(self, request: SearchRequest) -> list[Leg]:
-        """The legs a hybrid search fuses with the SCM, each retrieved by one search."""
-        return [BM25Leg(request.text)]
+    def _legs(self, checked: Checked, request: SearchRequest) -> list[Leg]:
+        """The legs of a hybrid search that Elasticsearch retrieves, each by one search (BM25,
+        the dense kNN; the SCM is exact search's windows); dense search's one kNN leg."""
+        legs: list[Leg] = []
+        names = request.legs if request.method == "hybrid" else ("dense",)
+        if "bm25" in names:
+            legs.append(BM25Leg(request.text))
+        if "dense" in names:
+            query = request.dense
+            assert isinstance(query, DenseQuery), "the query's vector is known (_with_vectors)"
+            legs.append(DenseLeg(query, field_for(self.name, checked.dense_fields, query)))
+        return legs
 
     async def _search(self, **kwargs: Any) -> dict[str, Any]:
         """A search that fails when a shard fails: a partial result would be silently wrong
@@ -558,6 +724,15 @@ class AsyncSearcher:
         if request.method == "bm25":
             hits = [Hit.of(Stored.of(hit), float(hit["_score"])) for hit in target.hits(answers[0])]
             return self._result(prepared, hits, candidates=len(hits), rounds=1)
+        if request.method == "dense":
+            (leg,) = prepared.legs
+            assert isinstance(leg, DenseLeg), "dense search has its kNN leg"
+            hits = [Hit.of(Stored.of(hit), float(hit["_score"])) for hit in target.hits(answers[0])]
+            exact = leg.field.exact
+            notes = () if exact else (leg.field.approximate_note(),)
+            return self._result(
+                prepared, hits, candidates=len(hits), rounds=1, exact_guarantee=exact, notes=notes
+            )
         if request.method == "hybrid":
             return await self._hybrid(target, prepared, request, answers)
         if not answers:  # no vocabulary terms: nothing can score above 0
@@ -679,7 +854,7 @@ class AsyncSearcher:
         assert expanded is not None, "hybrid search has an expanded query"
         assert fusion is not None, "and a fusion"
         assert request.depth is not None, "and a depth"
-        legs = self._legs(request)
+        legs = prepared.legs
         lists: list[LegList] = []
         stored: dict[str, Stored] = {}  # every candidate, with its whole source and vector
         for leg, answer in zip(legs, answers, strict=False):
@@ -688,6 +863,8 @@ class AsyncSearcher:
             for hit in found:
                 stored.setdefault(hit["_id"], Stored.of(hit))
         scm: dict[str, float] = {}
+        notes: list[str] = []
+        fuses_scm = "scm" in request.legs
         if windows is not None:
             windows.take(target.hits(answers[len(legs)]))
             if not windows.final:
@@ -695,7 +872,15 @@ class AsyncSearcher:
             for candidate in windows.top():
                 scm[candidate.stored.id] = candidate.score
                 stored.setdefault(candidate.stored.id, candidate.stored)
-        lists.append(scm_list(scm, request.depth, windows is None or windows.proven))
+            reason = windows.unproven(request.depth, 0)
+            notes += [f"the SCM leg: {reason}"] if reason else []
+        if fuses_scm:
+            lists.append(scm_list(scm, request.depth, windows is None or windows.proven))
+        notes += [
+            leg.field.approximate_note()
+            for leg in legs
+            if isinstance(leg, DenseLeg) and not leg.field.exact
+        ]
         others: dict[str, dict[str, float]] = {}
         if fusion.uses_scores:  # every candidate needs every leg's score
             candidates = candidates_of(lists)
@@ -703,9 +888,10 @@ class AsyncSearcher:
                 missing = [c for c in candidates if c not in leg_list.scores]
                 known = prepared.known.get(leg.name)
                 others[leg.name] = await self._scores_of(target, leg, missing, known)
-            missing_scm = [stored[c] for c in candidates if c not in scm]
-            exact = expanded.exact_scores([document.vector for document in missing_scm])
-            others["scm"] = {d.id: s for d, s in zip(missing_scm, exact, strict=True)}
+            if fuses_scm:
+                missing_scm = [stored[c] for c in candidates if c not in scm]
+                exact = expanded.exact_scores([document.vector for document in missing_scm])
+                others["scm"] = {d.id: s for d, s in zip(missing_scm, exact, strict=True)}
         fused = fuse(fusion, lists, others, request.need)
         hits = [
             Hit.of(
@@ -727,22 +913,25 @@ class AsyncSearcher:
             candidates=fused.candidates,
             rounds=1,
             exact_guarantee=fused.proven,
-            notes=() if note is None else (note,),
+            notes=(*notes, *([] if note is None else [note])),
         )
 
     async def _scores_of(
         self, target: Target, leg: Leg, ids: Sequence[str], known: _Known | None = None
     ) -> dict[str, float]:
         """``leg``'s scores of the documents ``ids`` (those it does not match score 0): those
-        ``known`` already, the others asked for."""
+        ``known`` already, the others asked for in searches of at most ``leg.max_ids``
+        documents."""
         scores: dict[str, float] = {}
         if known is not None:
             scores = {doc_id: known.scores[doc_id] for doc_id in ids if doc_id in known.scores}
             ids = [doc_id for doc_id in ids if doc_id not in known.asked]
-        if not ids:
-            return scores
-        response = await self._search(index=target.name, **leg.scores_of(ids))
-        return {**scores, **leg.read_scores(target.hits(response))}
+        step = leg.max_ids or max(len(ids), 1)
+        for start in range(0, len(ids), step):
+            search = leg.scores_of(ids[start : start + step])
+            response = await self._search(index=target.name, **search)
+            scores.update(leg.read_scores(target.hits(response)))
+        return scores
 
     async def _rescored(
         self, target: Target, prepared: _Prepared, request: RescoreRequest
@@ -825,6 +1014,7 @@ class AsyncSearcher:
         if not requests:
             return []
         checked = await self._fields_known(await self._ready(), requests)
+        requests = await self._with_vectors(checked, requests)  # encoded once, in one batch
         prepared = [self._prepare(checked, request) for request in requests]
         answers = await self._msearch([item.first for item in prepared])
         prepared = await self._prefetched(checked.target, prepared, answers)
@@ -876,10 +1066,11 @@ class AsyncSearcher:
             except TargetMoved:
                 continue  # the query's own reading of its answers finds the move
             seen = list(dict.fromkeys(doc_id for ids in lists for doc_id in ids))
-            for leg, ids in zip(self._legs(request), lists, strict=False):
+            for leg, ids in zip(item.legs, lists, strict=False):
                 own = set(ids)
                 outside = [doc_id for doc_id in seen if doc_id not in own]
-                if outside:
+                # a leg that takes few ids a search (kNN) is left to the query's own call
+                if outside and (leg.max_ids is None or len(outside) <= leg.max_ids):
                     asks.append((position, leg, outside))
         if not asks:
             return prepared

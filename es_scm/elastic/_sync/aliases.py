@@ -29,9 +29,10 @@ from es_scm.elastic.aliases import (
 )
 from es_scm.elastic.concurrency import Stop
 from es_scm.elastic.names import validate_index_name
-from es_scm.elastic.requests import MAX_REQUEST_BYTES, IngestOptions
+from es_scm.elastic.requests import MAX_REQUEST_BYTES, Dense, IngestOptions
 from es_scm.elastic.results import SearchResult
 from es_scm.elastic.schema import IndexNotFoundError
+from es_scm.options import DenseOptions
 from es_scm.validation import NON_NEGATIVE_INT, POSITIVE_INT, Boolean, Interval, check
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -56,6 +57,7 @@ def reindex_into_alias(
     text_analyzer: str | None = None,
     metadata_mapping: Mapping[str, Any] | str | None = None,
     expansion: str | None = None,
+    dense: DenseOptions | bool | None = None,
     shards: int = 1,
     replicas: int = 0,
     max_failures: int = 0,
@@ -91,6 +93,9 @@ def reindex_into_alias(
         for the default ``flattened`` metadata whatever the current index has.
     expansion : {"query", "documents"}, optional
         As :meth:`AsyncSCMIndex.create`; None (default) keeps the current index's.
+    dense : DenseOptions or bool, optional
+        As :meth:`AsyncSCMIndex.create`; None (default) keeps the current index's dense
+        vectors (the same encoder and index options), False makes the new index without.
     shards, replicas : int
         Of the new index.
     max_failures : int
@@ -128,7 +133,9 @@ def reindex_into_alias(
     found = client.options(ignore_status=404).indices.get_mapping(index=alias)
     current, concrete = alias_targets(alias, found.meta.status, found.body)
     check_replaceable(alias, current, concrete, keep_old)
-    layout = swap_layout(current, text_analyzer, metadata_mapping, expansion, shards, replicas)
+    layout = swap_layout(
+        current, text_analyzer, metadata_mapping, expansion, shards, replicas, dense
+    )
     name = validate_index_name(new_index) if new_index else new_index_name(alias)
     index = SCMIndex(client, name, model)
     index.create(
@@ -137,6 +144,7 @@ def reindex_into_alias(
         text_analyzer=layout.text_analyzer,
         metadata_mapping=layout.metadata_mapping,
         expansion=layout.expansion,
+        dense=layout.dense,
     )
     logger.info("%s: indexing into the new index %s", alias, name)
     previous = sorted(current)
@@ -293,17 +301,34 @@ class AliasSearcher:
         fusion: Fusion | str | None = None,
         depth: int | None = None,
         explain: bool = False,
+        dense: Dense = None,
     ) -> SearchResult:
-        """``hybrid`` (BM25 fused with the SCM) of the alias's current indices."""
+        """``hybrid`` (BM25 fused with the SCM, and a dense leg) of the alias's current
+        indices."""
         return self._following(
             lambda searcher: searcher.hybrid(
-                query, k, from_=from_, filter=filter, fusion=fusion, depth=depth, explain=explain
+                query,
+                k,
+                from_=from_,
+                filter=filter,
+                fusion=fusion,
+                depth=depth,
+                explain=explain,
+                dense=dense,
             )
         )
 
     def bm25(self, query: str, k: int = 10, *, from_: int = 0, filter: Any = None) -> SearchResult:
         """``bm25`` (Elasticsearch's BM25) of the alias's current indices."""
         return self._following(lambda searcher: searcher.bm25(query, k, from_=from_, filter=filter))
+
+    def dense(
+        self, query: str, k: int = 10, *, from_: int = 0, filter: Any = None, dense: Dense = None
+    ) -> SearchResult:
+        """``dense`` (Elasticsearch's kNN search alone) of the alias's current indices."""
+        return self._following(
+            lambda searcher: searcher.dense(query, k, from_=from_, filter=filter, dense=dense)
+        )
 
     def rescore(
         self,

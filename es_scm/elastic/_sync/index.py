@@ -8,7 +8,8 @@ functions below, with the decisions of :mod:`es_scm.elastic.indices`), ingestion
 (:mod:`es_scm.elastic._async.ingest`) and deletion by id (:mod:`es_scm.elastic.lifecycle`). It
 writes only: ``index.searcher`` is the searcher of the same client, name and model, which shares
 its model check (made once per object, and again when an answer shows that the name stands for
-other indices now).
+other indices now) and its sentence encoder (an index with dense vectors: the one that encodes
+the documents at ingestion encodes the queries, its identity checked once against ``_meta``).
 
 Requests: indexing into an existing index of one shard is four (the model check, which ids the
 index holds, the bulk request that refreshes, the count); into a new index five (the name found
@@ -30,6 +31,7 @@ from es_scm.elastic._sync.ingest import Ingestion
 from es_scm.elastic._sync.searcher import Searcher
 from es_scm.elastic.concurrency import Stop
 from es_scm.elastic.connection import error_reason
+from es_scm.elastic.dense import dense_meta
 from es_scm.elastic.indices import (
     WriteTarget,
     counted,
@@ -43,10 +45,11 @@ from es_scm.elastic.indices import (
 from es_scm.elastic.ingest import IngestError, IngestInterrupted, IngestReport
 from es_scm.elastic.lifecycle import DeleteReport, deletion_arguments
 from es_scm.elastic.names import check_one_name, validate_index_name
-from es_scm.elastic.requests import MAX_REQUEST_BYTES, IndexLayout, IngestOptions
+from es_scm.elastic.requests import MAX_REQUEST_BYTES, IndexLayout, IngestOptions, dense_options
 from es_scm.elastic.results import PartialResultError
 from es_scm.elastic.schema import check_version, settings_for_version
 from es_scm.elastic.target import Checked, TargetCheck
+from es_scm.options import DenseOptions
 from es_scm.validation import POSITIVE_INT, Boolean, check
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -70,7 +73,8 @@ class SCMIndex:
     model : SoftCosineModel
         The index records its ``model_id``; every write checks it.
     **searcher_options
-        Those of :attr:`searcher` (``max_window``, ``query_type``...).
+        Those of :attr:`searcher` (``max_window``, ``query_type``, ``encoder``: the sentence
+        encoder of an index with dense vectors, see :meth:`create`...).
 
     Examples
     --------
@@ -114,6 +118,7 @@ class SCMIndex:
         text_analyzer: str | None = None,
         metadata_mapping: Mapping[str, Any] | None = None,
         expansion: str = "query",
+        dense: DenseOptions | bool | None = None,
     ) -> bool:
         """Create the index with es-scm's mapping; return False if it existed (and matches).
 
@@ -141,6 +146,18 @@ class SCMIndex:
             its ingestion several times larger and slower (``docs/BENCHMARKS.md``), and ties
             the index to S (a new S means reindexing). Scores and exact results are the same
             either way (:mod:`es_scm.elastic.query`).
+        dense : DenseOptions or bool, optional
+            Dense vectors that es-scm computes, for hybrid search's kNN leg
+            (:mod:`es_scm.elastic.dense`): ``True`` for :data:`~es_scm.defaults.DENSE_DEFAULTS`
+            (all-MiniLM-L6-v2, a ``flat`` field: exact kNN), or
+            ``DenseOptions(encoder=NAME_OR_FOLDER, index_options="flat" | "default" | ...)``.
+            The index gets a ``dense_vector`` field ``scm.dense`` of the encoder's dimension
+            (cosine, kept out of ``_source``) and records the encoder's name and identity in
+            ``_meta.es_scm.dense``; every ingestion encodes the documents' texts with it (the
+            encoder given to the index, ``encoder=``, if it bears that name; the model loads
+            here, once). Needs the ``encoder`` extra. A field of your own instead:
+            ``metadata_mapping={"embedding": {"type": "dense_vector", "dims": 384,
+            "similarity": "cosine"}}``, filled by your documents' ``embedding``.
 
         The index gets its hidden write alias (:mod:`es_scm.elastic.indices`).
 
@@ -150,7 +167,9 @@ class SCMIndex:
             An invalid option; an analyzer the cluster does not have, or a mapping it refuses
             (one line that names it); an existing index without ``exist_ok``.
         """
-        layout = IndexLayout(shards, replicas, text_analyzer, metadata_mapping, expansion)
+        layout = IndexLayout(
+            shards, replicas, text_analyzer, metadata_mapping, expansion, dense_options(dense)
+        )
         return self._create(layout, check(exist_ok, "exist_ok", Boolean()))
 
     def delete(self) -> bool:
@@ -305,10 +324,16 @@ class SCMIndex:
                 raise ValueError(f"index {self.name!r} exists already (pass exist_ok=True)")
             self._accept(response)
             return False
+        dense = None
+        if layout.dense is not None:  # the encoder loaded: its dimension and identity recorded
+            encoder, dims, identity = self.searcher._new_encoder(layout.dense)
+            dense = dense_meta(encoder.name, identity, dims, layout.dense)
         created, alias = create_index(
-            self.client, self.name, self.model, layout, new_write_alias(self.name)
+            self.client, self.name, self.model, layout, new_write_alias(self.name), dense
         )
         if created:
+            if dense is not None:  # the mapping made above, with the dense field
+                mappings = layout_mapping(self.model, layout, None, dense)
             self.target.created(layout.shards, layout.expansion, mappings)
             self._writes = (self.name, alias)
             self._alias_refused = alias is None
@@ -362,6 +387,9 @@ class SCMIndex:
         """Ingest into the index (``fresh``: created by this run), then refresh and count."""
         writer = self._write_target()
         checked = self._checked()
+        encoder = None
+        if checked.encoder is not None:  # es-scm's dense vectors: the index's encoder, checked
+            encoder = self.searcher._index_encoder(checked)
         ingestion = Ingestion(
             self.client,
             writer,
@@ -371,6 +399,7 @@ class SCMIndex:
             fresh=fresh,
             refresh_last=refresh and checked.target.shard_totals == {1},
             stop=stop,
+            encoder=encoder,
         )
         if writer.warning is not None:
             ingestion.report.warnings.append(writer.warning)
@@ -396,8 +425,10 @@ def create_index(
     model: SoftCosineModel,
     layout: IndexLayout,
     write_alias: str,
+    dense: Mapping[str, Any] | None = None,
 ) -> tuple[bool, str | None]:
-    """Create index ``name`` for ``model`` as ``layout`` says, with its hidden ``write_alias``.
+    """Create index ``name`` for ``model`` as ``layout`` says, with its hidden ``write_alias``
+    (and ``dense``, the record of the encoder of its dense vectors, when ``layout.dense``).
 
     Returns whether it was created (False: another process created it meanwhile) and its write
     alias: None where Elasticsearch refuses the key the right to make aliases (the index is made
@@ -407,7 +438,7 @@ def create_index(
     """
     version = check_version(cluster_version(client))
     settings = settings_for_version(version, shards=layout.shards, replicas=layout.replicas)
-    mappings = layout_mapping(model, layout, version)
+    mappings = layout_mapping(model, layout, version, dense)
     alias: str | None = write_alias
     while True:
         aliases = {alias: {"is_hidden": True}} if alias else None

@@ -3,7 +3,9 @@
 """One ingestion run, and sending one batch: the asyncio code (its sync twin is generated).
 
 A run (:class:`AsyncIngestion`) reads the documents in batches, prepares each (checked,
-vectorized, encoded: :class:`~es_scm.elastic.ingest.BatchPreparer`, CPU work in a worker thread)
+vectorized — and, for an index with dense vectors, encoded by the sentence encoder — and
+encoded as bulk actions: :class:`~es_scm.elastic.ingest.BatchPreparer`, CPU work in a worker
+thread)
 while up to ``concurrency`` earlier batches are in flight (:class:`AsyncWorkers`; the sync twin
 keeps ``concurrency`` threads for the run), and settles the batches in order into the report
 (:func:`~es_scm.elastic.ingest.settle`). A batch that repeats an id of a batch in flight waits
@@ -74,6 +76,7 @@ from es_scm.elastic.ingest import (
 from es_scm.elastic.requests import IngestOptions
 
 if TYPE_CHECKING:  # pragma: no cover
+    from es_scm.encoder import SentenceEncoder
     from es_scm.model import SoftCosineModel
 
 __all__ = ["BatchSender", "Ingestion"]
@@ -113,6 +116,9 @@ class Ingestion:
         a request wrote is a refresh of the index).
     stop : AsyncStop, optional
         Set it to stop the run (it is set too when the run stops on its own).
+    encoder : SentenceEncoder, optional
+        The encoder of the index's dense vectors (an index created with ``dense=``): each
+        batch's texts are encoded with it while the batch is prepared (in the worker thread).
     """
 
     def __init__(
@@ -126,6 +132,7 @@ class Ingestion:
         fresh: bool,
         refresh_last: bool = False,
         stop: Stop | None = None,
+        encoder: SentenceEncoder | None = None,
     ) -> None:
         self.index = target.index
         self.model = model
@@ -139,6 +146,7 @@ class Ingestion:
             expansion=expansion,
             dumps=dumps,
             max_request_bytes=options.max_request_bytes,
+            encoder=encoder,
         )
         self.sender = BatchSender(client, target, options, self.stop, fresh)
         self.refreshed = False  # whether the last batch's request refreshed the index
