@@ -60,9 +60,10 @@ class SCMRetriever(BaseRetriever):
         What it searches with (an index: its ``searcher``). A sync one serves ``invoke`` and
         ``ainvoke`` (the search in a worker thread); an asyncio one ``ainvoke`` only (``invoke``
         raises ``TypeError``).
-    mode : {"exact", "hybrid", "native", "bm25"}
+    mode : {"exact", "hybrid", "native", "bm25", "dense"}
         The ranking: ``"exact"`` (default) the searcher's ``search``, provably the brute-force
-        top k by the SCM; ``"hybrid"``, ``"native"`` and ``"bm25"`` its methods of those names.
+        top k by the SCM; ``"hybrid"``, ``"native"``, ``"bm25"`` and ``"dense"`` (an index with
+        dense vectors) its methods of those names.
     k : int
         How many documents a query returns (default 10, as ``Searcher.search``).
     filter : dict or list of dict, optional
@@ -70,7 +71,7 @@ class SCMRetriever(BaseRetriever):
         (``{"term": {"metadata.topic": "sports"}}``), as the searcher takes it.
     explain : bool
         Put each hit's explanation (its SCM term pair by term pair) in ``metadata
-        ["explanation"]``; not with ``mode="bm25"``.
+        ["explanation"]``; not with ``mode="bm25"`` or ``"dense"``.
     fusion : Fusion or str, optional
         ``mode="hybrid"`` only: the fusion (``"max"``, ``"linear"``, ``"zscore"``, ``"rrf"``, or
         a :class:`~es_scm.fusion.Fusion`); None: the model's own, else the default.

@@ -68,9 +68,10 @@ class SCMRetriever(BaseRetriever):
         What it searches with (an index: its ``searcher``). A sync one serves ``retrieve`` and
         ``aretrieve`` (the search in a worker thread); an asyncio one ``aretrieve`` only
         (``retrieve`` raises ``TypeError``).
-    mode : {"exact", "hybrid", "native", "bm25"}
+    mode : {"exact", "hybrid", "native", "bm25", "dense"}
         The ranking: ``"exact"`` (default) the searcher's ``search``, provably the brute-force
-        top k by the SCM; ``"hybrid"``, ``"native"`` and ``"bm25"`` its methods of those names.
+        top k by the SCM; ``"hybrid"``, ``"native"``, ``"bm25"`` and ``"dense"`` (an index with
+        dense vectors) its methods of those names.
     k : int
         How many nodes a query returns (default 10, as ``Searcher.search``).
     filter : dict or list of dict, optional
@@ -78,7 +79,7 @@ class SCMRetriever(BaseRetriever):
         (``{"term": {"metadata.topic": "sports"}}``), as the searcher takes it.
     explain : bool
         Put each hit's explanation (its SCM term pair by term pair) in the node's
-        ``metadata["explanation"]``; not with ``mode="bm25"``.
+        ``metadata["explanation"]``; not with ``mode="bm25"`` or ``"dense"``.
     fusion : Fusion or str, optional
         ``mode="hybrid"`` only: the fusion (``"max"``, ``"linear"``, ``"zscore"``, ``"rrf"``, or
         a :class:`~es_scm.fusion.Fusion`); None: the model's own, else the default.
