@@ -67,16 +67,18 @@ def paragraphs(limit: int | None = None) -> list[dict]:
 # -- subprocess workers (fresh memory) ----------------------------------------------------------
 
 
-def build_worker(corpus: str, model_dir: str, min_df: int) -> None:
+def build_worker(corpus: str, model_dir: str, min_df: int, embeddings: str = "glove") -> None:
+    """``embeddings``: ``glove`` (GloVe 6B 50d, loaded before the clock starts), or any value of
+    ``SoftCosineModel.build``'s ``embeddings`` (``auto``: the command line's default)."""
     from es_scm.model import SoftCosineModel
     from es_scm.similarity import WordEmbeddings
 
-    glove = WordEmbeddings.glove_6b_50d()
+    source = WordEmbeddings.glove_6b_50d() if embeddings == "glove" else embeddings
     with open(corpus, encoding="utf-8") as lines:
         texts = [json.loads(line)["text"] for line in lines]
     baseline = peak_rss_mib()
     started = time.perf_counter()
-    model = SoftCosineModel.build(texts, glove, min_df=int(min_df))
+    model = SoftCosineModel.build(texts, source, min_df=int(min_df))
     seconds = time.perf_counter() - started
     model.save(model_dir)
     print(
@@ -281,7 +283,9 @@ def measure(size: int, all_docs: list[dict], queries: list[str], args, client) -
             for d in docs:
                 out.write(json.dumps(d) + "\n")
         model_dir = str(Path(scratch) / "model")
-        row["model_build"] = run_worker("build", str(corpus), model_dir, str(args.min_df))
+        row["model_build"] = run_worker(
+            "build", str(corpus), model_dir, str(args.min_df), args.embeddings
+        )
         print(f"{len(docs)}: model {row['model_build']}", flush=True)
         if args.build_only:
             return row
@@ -366,6 +370,13 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--ingest-repeats", type=int, default=1)
     parser.add_argument("--min-df", type=int, default=2)
+    parser.add_argument(
+        "--embeddings",
+        default="glove",
+        help="S's source: glove (GloVe 6B 50d, the default of earlier runs) or a value of "
+        "SoftCosineModel.build's embeddings, e.g. auto (the command line's default: the "
+        "sentence encoder's term vectors when the encoder extra is installed)",
+    )
     parser.add_argument(
         "--max-clauses",
         nargs="*",
