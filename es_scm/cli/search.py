@@ -38,7 +38,12 @@ from es_scm.cli.options import (
     positive_int,
 )
 from es_scm.defaults import HYBRID_DEFAULTS, HYBRID_DENSE_DEFAULTS, MAX_QUERY_WORDS
-from es_scm.elastic.filters import MAX_FILTER_DEPTH, UnknownFieldError, filter_clauses
+from es_scm.elastic.filters import (
+    MAX_FILTER_DEPTH,
+    UnknownFieldError,
+    UnsafeFilterError,
+    filter_clauses,
+)
 
 #: ``--mode`` → the searcher's method.
 METHODS = {
@@ -258,8 +263,9 @@ def bounded(text: str, limit: int, what: str) -> None:
 def run(args: argparse.Namespace) -> int:
     try:
         return _run(args)
-    except UnknownFieldError as error:
-        # the filter matches nothing as written: a mistake in the command, named as one
+    except (UnknownFieldError, UnsafeFilterError) as error:
+        # a filter that matches nothing as written, or that --allow-unsafe-filters must allow:
+        # a mistake in the command (exit 2), named as one
         raise CLIError(f"--filter: {error}", EXIT_USAGE) from None
 
 

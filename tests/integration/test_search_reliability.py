@@ -615,9 +615,9 @@ def test_the_search_command_refuses_unsafe_filters_unless_allowed(
     common = ("search", "--model", model_dir, "--index", car_index.name, "--es-url", es_url)
     for clause, name in ((lookup(secret_index), "terms"), (WRAPPER, "wrapper")):
         code, out, err = run_cli(capsys, *common, "--json", "--filter", json.dumps(clause), QUERY)
-        assert code == EXIT_ERROR
+        assert code == EXIT_USAGE  # a usage error, as a filter on a field the index lacks
         assert out == ""
-        assert_one_line_error(err, f"filter clause '{name}' is not allowed")
+        assert_one_line_error(err, f"--filter: filter clause '{name}' is not allowed")
     code, out, err = run_cli(
         capsys, *common, "--json", "--allow-unsafe-filters", "--filter", json.dumps(WRAPPER), QUERY
     )
