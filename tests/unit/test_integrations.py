@@ -59,7 +59,10 @@ def searcher() -> Searcher:
 
 
 BAD_OPTIONS = [
-    ({"mode": "fuzzy"}, "mode must be one of 'exact', 'native', 'hybrid', 'bm25', 'dense', got 'fuzzy'"),
+    (
+        {"mode": "fuzzy"},
+        "mode must be one of 'exact', 'native', 'hybrid', 'bm25', 'dense', got 'fuzzy'",
+    ),
     ({"k": 0}, "k must be an integer >= 1, got 0"),
     ({"mode": "bm25", "explain": True}, "explain is not an option of mode='bm25'"),
     ({"fusion": "max"}, "fusion is not an option of mode='exact'; its options are filter, explain"),
