@@ -109,6 +109,7 @@ def add_trec_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--run-dir", metavar="DIR", help="also write TREC run files here")
     _add_run_files(parser)
     _add_evaluation_options(parser)
+    _add_dense_options(parser)
 
 
 def _add_run_files(parser: argparse.ArgumentParser) -> None:
@@ -474,6 +475,7 @@ def _refuse_building_options(args: argparse.Namespace) -> None:
 
 def run_trec(args: argparse.Namespace) -> int:
     """``es-scm eval trec``: evaluate each collection; print one table."""
+    args.dense_choice = dense_choice(args)
     return _evaluate(args, _read_collections(args))
 
 

@@ -83,3 +83,33 @@ def test_trec_command_on_a_few_cranfield_queries(shared_data, es_url, es_client,
     for method in ("bm25", "scm", "bm25+scm"):
         assert set(report["methods"][method]) == {"AP", "nDCG@10", "R@100"}
         assert 0 < report["methods"][method]["AP"] <= 1
+
+
+def test_trec_command_with_dense_evaluates_the_dense_methods_too(
+    shared_data, es_url, es_client, tmp_path, encoder_cache, monkeypatch
+):
+    """``eval trec --dense`` wires the dense leg as ``eval collection --dense`` does (whose
+    numbers test_dense_cli_es.py checks by hand): kNN alone, BM25 + kNN and the three-way hybrid,
+    each beside BM25 and compared with it, with the encoder in the settings."""
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    name = f"es-scm-test-eval-{uuid.uuid4().hex[:10]}"
+    out = tmp_path / "trec.json"
+    argv = [
+        "eval", "trec", "--collection", "cranfield",
+        "--docs", str(shared_data / "ir-collections/cranfield/cran.all.1400"),
+        "--queries", str(shared_data / "ir-collections/cranfield/cran.qry"),
+        "--qrels", str(shared_data / "ir-collections/cranfield/cranqrel"),
+        "--es-url", es_url, "--index-name", name, "--max-queries", "3", "--depth", "10",
+        "--embeddings", "none", "--dense", "--json", str(out), "--quiet",
+    ]  # fmt: skip
+    assert main(argv) == 0
+    assert _no_leftover(es_client, name)
+    report = json.loads(out.read_text())["collections"][0]
+    methods = {"bm25", "scm", "bm25+scm", "dense", "bm25+dense", "bm25+scm+dense"}
+    assert set(report["methods"]) == methods
+    assert set(report["per_query"]) == methods
+    assert report["settings"]["dense"]["encoder"] == "all-MiniLM-L6-v2"
+    compared = {c["method"] for rows in report["comparisons"].values() for c in rows}
+    assert {"dense", "bm25+dense", "bm25+scm+dense"} <= compared
+    for method in methods:
+        assert 0 <= report["methods"][method]["AP"] <= 1
