@@ -78,6 +78,7 @@ def add_semeval_arguments(parser: argparse.ArgumentParser) -> None:
         help="skip the Elasticsearch methods (BM25, SCM via Elasticsearch)",
     )
     _add_evaluation_options(parser)
+    _add_dense_options(parser)
 
 
 def add_trec_arguments(parser: argparse.ArgumentParser) -> None:
@@ -379,6 +380,11 @@ def run_semeval(args: argparse.Namespace) -> int:
     model = semeval.build_model(questions, embeddings, **model_options(args))
     settings = {**_settings(args, model, embeddings), "xml": args.xml, "gold": args.gold}
     client = None if args.no_es else client_from_args(args)
+    dense = dense_choice(args)
+    if dense is not None and args.no_es:
+        raise CLIError("--dense searches Elasticsearch's kNN: not with --no-es", EXIT_USAGE)
+    if dense is not None:
+        settings["dense"] = dense.as_dict()
     report = semeval.run_all(
         questions,
         model,
@@ -388,6 +394,8 @@ def run_semeval(args: argparse.Namespace) -> int:
         keep_index=args.keep_index,
         settings=settings,
         text_analyzer=args.bm25_analyzer,
+        dense=dense,
+        dense_hybrid=dense_hybrid_kwargs(args) if dense is not None else None,
     )
     print(report.markdown())
     significance = report.significance_markdown()

@@ -72,7 +72,13 @@ METHOD_LABELS = {
     "es-scm": "SCM (Elasticsearch, exact rescore)",
     "es-scm-native": "SCM (Elasticsearch, native 9-bit scores)",
     "bm25+scm": "BM25 + SCM (hybrid search)",
+    "es-dense": "dense (kNN)",
+    "bm25+dense": "BM25 + dense (max 0.5)",
+    "bm25+scm+dense": "BM25 + SCM + dense (hybrid search)",
 }
+#: With a dense leg (``dense=``): kNN alone, BM25 + kNN fused as a user would (max, 0.5 each)
+#: and the three-way hybrid search: the methods of ``eval collection --dense``.
+DENSE_METHODS = ("es-dense", "bm25+dense", "bm25+scm+dense")
 
 Scores = dict[str, dict[str, float]]  # question id -> candidate id -> score
 
@@ -142,12 +148,17 @@ def elasticsearch_scores(
     keep_index: bool = False,
     hybrids: Mapping[str, Mapping[str, Any]] | None = None,
     text_analyzer: str | None = None,
+    dense: Any = None,
+    dense_hybrid: Mapping[str, Any] | None = None,
 ) -> dict[str, Scores]:
     """Index the related questions and score them through Elasticsearch.
 
     ``hybrids`` maps a method name to hybrid options (``fusion``, ``alpha``, ``rrf_k``); default
     ``{"bm25+scm": {}}``, the model's (or the default) fusion. ``text_analyzer`` is the BM25
-    field's analyzer (e.g. ``"english"``; default ``standard``).
+    field's analyzer (e.g. ``"english"``; default ``standard``). ``dense`` (a
+    :class:`~es_scm.options.DenseOptions`) also indexes the encoder's vectors and scores the
+    :data:`DENSE_METHODS`, the three-way hybrid with ``dense_hybrid`` (default: the model's
+    three-way fusion, else the defaults).
 
     Returns
     -------
@@ -158,6 +169,7 @@ def elasticsearch_scores(
     """
     from es_scm.elastic import SCMIndex
     from es_scm.elastic.hybrid import hybrid_options, make_fusion
+    from es_scm.evaluation.trec import BM25_DENSE
 
     name = index_name or f"es-scm-eval-semeval-{uuid.uuid4().hex[:10]}"
     index = SCMIndex(client, name, model)
@@ -165,7 +177,7 @@ def elasticsearch_scores(
         {"id": r.id, "text": clean_text(r.text), "orgq": q.id} for q in questions for r in q.related
     ]
     try:
-        index.create(text_analyzer=text_analyzer)
+        index.create(text_analyzer=text_analyzer, dense=dense)
         report = index.index_documents(documents, batch_size=500)
         if not report.ok:
             raise RuntimeError(f"indexing failed: {report.summary()}: {report.failures[:3]}")
@@ -176,6 +188,15 @@ def elasticsearch_scores(
         native: Scores = {}
         bm25: Scores = {}
         fused: dict[str, Scores] = {method: {} for method in hybrids}
+        dense_fusions = {}
+        if dense is not None:
+            dense_fusions = {
+                "bm25+dense": make_fusion(hybrid_options(model.hybrid, dense=True, **BM25_DENSE)),
+                "bm25+scm+dense": make_fusion(
+                    hybrid_options(model.hybrid, dense=True, **(dense_hybrid or {}))
+                ),
+            }
+            fused.update({"es-dense": {}, **{method: {} for method in dense_fusions}})
         for question in questions:
             ids = question.candidate_ids
             query = clean_text(question.text)
@@ -189,6 +210,14 @@ def elasticsearch_scores(
             for method, fusion in fusions.items():
                 result = searcher.hybrid(
                     query, len(ids), filter=ids_filter, fusion=fusion, depth=len(ids)
+                )
+                fused[method][question.id] = {hit.id: hit.score for hit in result.hits}
+            if dense is not None:
+                result = searcher.dense(query, len(ids), filter=ids_filter)
+                fused["es-dense"][question.id] = {hit.id: hit.score for hit in result.hits}
+            for method, fusion in dense_fusions.items():
+                result = searcher.hybrid(
+                    query, len(ids), filter=ids_filter, fusion=fusion, depth=len(ids), dense=True
                 )
                 fused[method][question.id] = {hit.id: hit.score for hit in result.hits}
         return {"es-scm": exact, "es-scm-native": native, "es-bm25": bm25, **fused}
@@ -325,8 +354,11 @@ def run_all(
     keep_index: bool = False,
     settings: Mapping[str, Any] | None = None,
     text_analyzer: str | None = None,
+    dense: Any = None,
+    dense_hybrid: Mapping[str, Any] | None = None,
 ) -> SemEvalReport:
-    """Run every method (the Elasticsearch ones when ``client`` is given) and evaluate them."""
+    """Run every method (the Elasticsearch ones when ``client`` is given; with ``dense``, the
+    :data:`DENSE_METHODS` too) and evaluate them."""
     runs: dict[str, Scores] = {}
     seconds: dict[str, float] = {}
     started = time.perf_counter()
@@ -347,6 +379,8 @@ def run_all(
             keep_index=keep_index,
             hybrids=hybrids,
             text_analyzer=text_analyzer,
+            dense=dense,
+            dense_hybrid=dense_hybrid,
         )
         seconds["elasticsearch"] = time.perf_counter() - started
         runs["es-bm25"] = es_runs["es-bm25"]
@@ -354,6 +388,7 @@ def run_all(
         runs["es-scm"] = es_runs["es-scm"]
         runs["es-scm-native"] = es_runs["es-scm-native"]
         runs.update({method: es_runs[method] for method in hybrids})
+        runs.update({method: es_runs[method] for method in DENSE_METHODS if method in es_runs})
     else:
         runs["scm"] = scm
     return evaluate(questions, runs, settings=settings, seconds=seconds)

