@@ -2,7 +2,8 @@
 """Every method of a saved evaluation against any one of them, with significance tests.
 
 ``es-scm eval collection --json`` and ``es-scm eval trec --json`` save each method's per-query
-values and compare every method with BM25. This reads such a file and compares every method with
+values, ``es-scm eval semeval --per-question`` each question's AP, and each compares every method
+with BM25. This reads such a file and compares every method with
 another baseline — e.g. the three-way hybrid with BM25 + dense (``--baseline bm25+dense``) — by
 the same paired randomization test and t-test (:mod:`es_scm.evaluation.significance`), printing
 the markdown table that ``eval`` prints.
@@ -11,6 +12,8 @@ Usage::
 
     python scripts/compare_methods.py results/nfcorpus-dev.json --baseline bm25+dense \\
         --measure nDCG@10
+    python scripts/compare_methods.py results/semeval-2016-dev-per-question.json \\
+        --baseline bm25+dense
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ def main() -> None:
     args = parser.parse_args()
     header = True
     for path in args.results:
-        for collection in json.loads(Path(path).read_text(encoding="utf-8"))["collections"]:
+        for collection in _collections(json.loads(Path(path).read_text(encoding="utf-8"))):
             measure = args.measure or collection["measures"][0]
             per_query = {
                 method: {query: values[measure] for query, values in queries.items()}
@@ -48,6 +51,19 @@ def main() -> None:
             rows = compare(per_query, args.baseline, measure=measure)
             print(comparison_table(rows, collection["collection"], header=header))
             header = False
+
+
+def _collections(saved: dict) -> list[dict]:
+    """The collections of an ``eval collection``/``eval trec`` JSON, or a SemEval per-question
+    file as one collection (its questions' AP)."""
+    if "collections" in saved:
+        return saved["collections"]
+    questions = {qid: entry for qid, entry in saved.items() if not qid.startswith("_")}
+    per_query: dict[str, dict[str, dict[str, float]]] = {}
+    for qid, entry in questions.items():
+        for method, values in entry["methods"].items():
+            per_query.setdefault(method, {})[qid] = {"AP": values["AP"]}
+    return [{"collection": "SemEval", "measures": ["AP"], "per_query": per_query}]
 
 
 if __name__ == "__main__":
