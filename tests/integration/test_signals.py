@@ -1,15 +1,17 @@
 """SIGINT and SIGTERM end ``es-scm index`` the same way (issue 28, item 4), on a real node.
 
 Each test runs ``es-scm index`` in a process of its own on a real corpus (BEIR SciFact's 5,183
-abstracts, ``../shared/data``) and signals it at one point: very early (1.5 s after it started,
-while Python loads it), once the index exists, or once documents are in it. The command must
-print the summary and a word on the index, exit with 128 + the signal's number, and the index
-must hold, 3 s later, what the summary says it holds: nothing is written after the command
-returned, and what its requests wrote is counted as indexed.
+abstracts, ``../shared/data``, three times over under other ids: enough work left after 3,000
+documents that the run is still going when the signal comes) and signals it at one point: very
+early (1.5 s after it started, while Python loads it), once the index exists, or once documents
+are in it. The command must print the summary and a word on the index, exit with 128 + the
+signal's number, and the index must hold, 3 s later, what the summary says it holds: nothing is
+written after the command returned, and what its requests wrote is counted as indexed.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -23,15 +25,22 @@ import pytest
 
 from tests.support import REPO_ROOT
 
-DOCUMENTS = 5183  # SciFact's corpus
+COPIES = 3  # of SciFact's corpus: one copy took 2.3 s on a quiet node, less than a refresh race
+DOCUMENTS = 5183 * COPIES
 
 
 @pytest.fixture(scope="module")
-def scifact(shared_data: Path) -> Path:
+def scifact(shared_data: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     corpus = shared_data / "beir-scifact-train" / "corpus.jsonl"
     if not corpus.is_file():
         pytest.skip(f"BEIR SciFact is not in {shared_data}")
-    return corpus
+    copies = tmp_path_factory.mktemp("scifact-copies") / "corpus.jsonl"
+    with open(corpus, encoding="utf-8") as lines, open(copies, "w", encoding="utf-8") as out:
+        records = [json.loads(line) for line in lines if line.strip()]
+        for copy in range(COPIES):
+            for record in records:
+                out.write(json.dumps({**record, "_id": f"{record['_id']}-{copy}"}) + "\n")
+    return copies
 
 
 @pytest.fixture(scope="module")
