@@ -183,20 +183,22 @@ def elasticsearch_scores(
             raise RuntimeError(f"indexing failed: {report.summary()}: {report.failures[:3]}")
         searcher = index.searcher
         hybrids = {"bm25+scm": {}} if hybrids is None else dict(hybrids)
-        fusions = {m: make_fusion(hybrid_options(model.hybrid, **o)) for m, o in hybrids.items()}
+        if dense is not None:  # the two fusions with a dense leg (kNN alone: its own method)
+            hybrids["bm25+dense"] = {**BM25_DENSE, "dense": True}
+            hybrids["bm25+scm+dense"] = {**(dense_hybrid or {}), "dense": True}
+        fusions = {  # method -> (its fusion, whether it has the dense leg)
+            method: (
+                make_fusion(hybrid_options(model.hybrid, **options)),
+                bool(options.get("dense")),
+            )
+            for method, options in hybrids.items()
+        }
         exact: Scores = {}
         native: Scores = {}
         bm25: Scores = {}
         fused: dict[str, Scores] = {method: {} for method in hybrids}
-        dense_fusions = {}
         if dense is not None:
-            dense_fusions = {
-                "bm25+dense": make_fusion(hybrid_options(model.hybrid, dense=True, **BM25_DENSE)),
-                "bm25+scm+dense": make_fusion(
-                    hybrid_options(model.hybrid, dense=True, **(dense_hybrid or {}))
-                ),
-            }
-            fused.update({"es-dense": {}, **{method: {} for method in dense_fusions}})
+            fused["es-dense"] = {}
         for question in questions:
             ids = question.candidate_ids
             query = clean_text(question.text)
@@ -207,17 +209,17 @@ def elasticsearch_scores(
             native[question.id] = {hit.id: hit.score for hit in result.hits}  # = native_score
             result = searcher.bm25(query, len(ids), filter=ids_filter)
             bm25[question.id] = {hit.id: hit.score for hit in result.hits}
-            for method, fusion in fusions.items():
-                result = searcher.hybrid(
-                    query, len(ids), filter=ids_filter, fusion=fusion, depth=len(ids)
-                )
-                fused[method][question.id] = {hit.id: hit.score for hit in result.hits}
             if dense is not None:
                 result = searcher.dense(query, len(ids), filter=ids_filter)
                 fused["es-dense"][question.id] = {hit.id: hit.score for hit in result.hits}
-            for method, fusion in dense_fusions.items():
+            for method, (fusion, with_dense) in fusions.items():
                 result = searcher.hybrid(
-                    query, len(ids), filter=ids_filter, fusion=fusion, depth=len(ids), dense=True
+                    query,
+                    len(ids),
+                    filter=ids_filter,
+                    fusion=fusion,
+                    depth=len(ids),
+                    dense=True if with_dense else None,
                 )
                 fused[method][question.id] = {hit.id: hit.score for hit in result.hits}
         return {"es-scm": exact, "es-scm-native": native, "es-bm25": bm25, **fused}

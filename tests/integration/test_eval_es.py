@@ -19,6 +19,16 @@ def _no_leftover(es_client, name: str) -> bool:
     return not es_client.indices.exists(index=name)
 
 
+def cranfield_files(shared_data) -> list[str]:
+    """``eval trec``'s options naming Cranfield's three files."""
+    folder = shared_data / "ir-collections/cranfield"
+    return [
+        "--docs", str(folder / "cran.all.1400"),
+        "--queries", str(folder / "cran.qry"),
+        "--qrels", str(folder / "cranqrel"),
+    ]  # fmt: skip
+
+
 def test_semeval_command_on_dev(shared_data, es_url, es_client, tmp_path, capsys):
     name = f"es-scm-test-eval-{uuid.uuid4().hex[:10]}"
     summary, details = tmp_path / "dev.json", tmp_path / "per-question.json"
@@ -108,10 +118,7 @@ def test_trec_command_on_a_few_cranfield_queries(shared_data, es_url, es_client,
     name = f"es-scm-test-eval-{uuid.uuid4().hex[:10]}"
     out = tmp_path / "trec.json"
     argv = [
-        "eval", "trec", "--collection", "cranfield",
-        "--docs", str(shared_data / "ir-collections/cranfield/cran.all.1400"),
-        "--queries", str(shared_data / "ir-collections/cranfield/cran.qry"),
-        "--qrels", str(shared_data / "ir-collections/cranfield/cranqrel"),
+        "eval", "trec", "--collection", "cranfield", *cranfield_files(shared_data),
         "--es-url", es_url, "--index-name", name, "--max-queries", "5", "--depth", "20",
         "--json", str(out), "--quiet",
     ]  # fmt: skip
@@ -138,10 +145,7 @@ def test_trec_command_with_dense_evaluates_the_dense_methods_too(
     name = f"es-scm-test-eval-{uuid.uuid4().hex[:10]}"
     out = tmp_path / "trec.json"
     argv = [
-        "eval", "trec", "--collection", "cranfield",
-        "--docs", str(shared_data / "ir-collections/cranfield/cran.all.1400"),
-        "--queries", str(shared_data / "ir-collections/cranfield/cran.qry"),
-        "--qrels", str(shared_data / "ir-collections/cranfield/cranqrel"),
+        "eval", "trec", "--collection", "cranfield", *cranfield_files(shared_data),
         "--es-url", es_url, "--index-name", name, "--max-queries", "3", "--depth", "10",
         "--embeddings", "none", "--dense", "--json", str(out), "--quiet",
     ]  # fmt: skip
