@@ -29,15 +29,16 @@ import argparse
 import contextlib
 import importlib.util
 import logging
+import signal
 import sys
 import traceback
 from collections.abc import Iterator
 from types import ModuleType
-from typing import Any
+from typing import Any, NoReturn
 
 from es_scm._version import __version__
 from es_scm.cli.errors import EXIT_ERROR, EXIT_USAGE, describe
-from es_scm.cli.signals import Interrupted, Signals, handled_signals
+from es_scm.cli.signals import HANDLED, Interrupted, Signals, handled_signals
 
 __all__ = ["build_parser", "main"]
 
@@ -182,5 +183,17 @@ def _run(args: argparse.Namespace, verbose: bool) -> int:
         return code
 
 
+def run() -> NoReturn:
+    """The process's entry point (the ``es-scm`` script, ``python -m es_scm.cli``): :func:`main`,
+    then exit with its code. After a command that a signal ended (130, 143), a further signal is
+    ignored while the process exits: otherwise one arriving after ``main`` put the default
+    handlers back would kill it during shutdown, after its summary, with another exit status."""
+    code = main()
+    if code in (128 + handled for handled in HANDLED):
+        for handled in HANDLED:
+            signal.signal(handled, signal.SIG_IGN)
+    sys.exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    run()
