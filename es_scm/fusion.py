@@ -75,6 +75,10 @@ class Fusion:
 
     name: ClassVar[str]
     uses_scores: ClassVar[bool]
+    #: Whether a candidate's fused score depends on the other candidates only through each
+    #: leg's best score (``max``): then the fused top k of the legs' top ``depth`` lists is that
+    #: of shorter lists whenever those prove it (hybrid search reads them first).
+    reads_top_only: ClassVar[bool] = False
 
     def fuse(self, bm25: Scores, scm: Scores, candidates: Sequence[str]) -> dict[str, float]:
         """The fused score of every candidate (``bm25``/``scm``: ranked best first)."""
@@ -203,6 +207,7 @@ class MaxFusion(ScoreFusion):
 
     alpha: float = HYBRID_DEFAULTS.alpha
     name: ClassVar[str] = "max"
+    reads_top_only: ClassVar[bool] = True
 
     @staticmethod
     def scaling(values: np.ndarray) -> tuple[float, float]:

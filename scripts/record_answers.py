@@ -17,16 +17,15 @@ Scenarios (``tests/unit/test_recorded_answers.py`` replays them):
 
 ``windows.json``
     exact search's windows: doubling until proven, exhaustion (at once, and after doubling),
-    the largest window reached unproven, the clause limit leaving out terms (pruned mass), and
-    the point in time refused (``search.max_keep_alive`` capped for the one search: the node's
-    setting is put back at once).
+    the largest window reached unproven, and the clause limit leaving out terms (pruned mass).
 ``target.json``
     an alias moved to another index between the model check and a search; an alias with
     routing answering from one shard of three; a search with a failed shard.
 ``hybrid.json``
     hybrid search (``max`` fusion) at a depth too small to prove its top k, at one that proves
     it by the bound and at one whose lists hold every match, with BM25's scores of every
-    document to check the proof against.
+    document to check the proof against; and (``linear`` fusion, which reads whole lists) at
+    the depth that proves it.
 """
 
 from __future__ import annotations
@@ -81,11 +80,11 @@ THESAURUS = [("car", "automobile", 0.8)]
 
 
 class Recorder:
-    """Records every call that a searcher makes through the client's ``search``,
-    ``open_point_in_time``, ``close_point_in_time``, ``mget`` and ``msearch``: the API, its
-    keyword arguments, and the answer (``status``, ``body``) or the refusal."""
+    """Records every call that a searcher makes through the client's ``search``, ``mget`` and
+    ``msearch``: the API, its keyword arguments, and the answer (``status``, ``body``) or the
+    refusal."""
 
-    APIS = ("search", "open_point_in_time", "close_point_in_time", "mget", "msearch")
+    APIS = ("search", "mget", "msearch")
 
     def __init__(self, client: Elasticsearch) -> None:
         self.calls: list[dict[str, Any]] = []
@@ -141,7 +140,6 @@ def record_windows(client: Elasticsearch) -> dict[str, Any]:
         "exhausted_after_doubling": {"query": "car", "k": 35},
         "largest_window": {"query": "car", "k": 35, "max_window": 40},
         "pruned": {"query": "car wheel", "k": 10, "max_clauses": 1},
-        "point_in_time_refused": {"query": "car", "k": 10, "refuse_point_in_time": True},
     }
     recorded = {}
     try:
@@ -161,16 +159,11 @@ def _exact_calls(
     searcher.check()
     searcher.max_clauses()
     recorder = Recorder(client)
-    capped = {"search.default_keep_alive": "10s", "search.max_keep_alive": "30s"}
-    if asked.get("refuse_point_in_time"):
-        client.cluster.put_settings(persistent=capped)
     try:
         searcher.search(asked["query"], asked["k"])
     except NotProvenError:
         pass  # recorded: the largest window read
     finally:
-        if asked.get("refuse_point_in_time"):
-            client.cluster.put_settings(persistent=dict.fromkeys(capped))
         for api in Recorder.APIS:  # the client's own methods again
             delattr(client, api)
     return recorder.take()
@@ -242,10 +235,11 @@ def record_hybrid(client: Elasticsearch) -> dict[str, Any]:
         searcher = Searcher(client, name, model)
         searcher.check()
         searcher.max_clauses()
-        for depth in (3, 6, 16):
+        for fusion, depth in (("max", 3), ("max", 6), ("max", 16), ("linear", 6)):
             recorder = Recorder(client)
-            searcher.hybrid(query, k, fusion="max", depth=depth)
-            recorded[f"depth_{depth}"] = {"depth": depth, "calls": recorder.take()}
+            searcher.hybrid(query, k, fusion=fusion, depth=depth)
+            key = f"depth_{depth}" if fusion == "max" else f"{fusion}_depth_{depth}"
+            recorded[key] = {"fusion": fusion, "depth": depth, "calls": recorder.take()}
             for api in Recorder.APIS:
                 delattr(client, api)
         every = client.search(index=name, query={"match": {"text": query}}, size=100).body

@@ -24,9 +24,11 @@ converted: the same atomic request removes that index and adds the alias, so it 
 (:func:`check_replaceable`).
 
 The query encoding depends on the model (its term ids), so after a swap to another model,
-searches must use the new model. :class:`~es_scm.elastic.AliasSearcher` does that: it holds the
-models, finds the one the alias's index was built with (:func:`route_model`), and searches that
-concrete index, following the alias from one model to the next with no failed search.
+searches must use the new model. A searcher given several models does that
+(:class:`~es_scm.elastic.AliasSearcher`): its model check takes the one the alias's indices
+record (:func:`~es_scm.elastic.target.route_model`), and an answer from the next indices is
+read with the next model, so it follows the alias from one model to the next with no failed
+search.
 
 Pure code: the requests are made by :mod:`es_scm.elastic._async.aliases`.
 """
@@ -42,7 +44,7 @@ from es_scm.elastic.indices import is_write_alias
 from es_scm.elastic.ingest import IngestReport
 from es_scm.elastic.names import validate_index_name
 from es_scm.elastic.requests import IndexLayout, dense_options
-from es_scm.elastic.schema import IndexNotFoundError, ModelMismatchError, mapping_options
+from es_scm.elastic.schema import mapping_options
 from es_scm.options import DenseOptions
 
 __all__ = [
@@ -54,7 +56,6 @@ __all__ = [
     "move_actions",
     "new_index_name",
     "retirement",
-    "route_model",
     "swap_layout",
 ]
 
@@ -200,36 +201,6 @@ def retirement(
         else:
             deleted.append(old)
     return deleted, kept
-
-
-def route_model(alias: str, current: Mapping[str, Any], models: Mapping[str, Any]) -> str:
-    """The ``model_id`` of the indices ``current`` (their mappings) behind ``alias``, which must be
-    one model that ``models`` (model_id → model) holds.
-
-    Raises
-    ------
-    IndexNotFoundError
-        If nothing has that name.
-    ModelMismatchError
-        If the indices are not es-scm indices of one model, or of a model not held.
-    """
-    if not current:
-        raise IndexNotFoundError(f"index or alias {alias!r} does not exist")
-    ids = {
-        mappings.get("_meta", {}).get("es_scm", {}).get("model_id") for mappings in current.values()
-    }
-    names = ", ".join(sorted(current))
-    if len(ids) != 1 or None in ids:
-        raise ModelMismatchError(
-            f"the indices behind {alias!r} ({names}) are not es-scm indices of one model"
-        )
-    model_id = str(ids.pop())
-    if model_id not in models:
-        raise ModelMismatchError(
-            f"{alias!r} points at {names}, built with model {model_id[:12]}, which this searcher "
-            "does not hold (add_model)"
-        )
-    return model_id
 
 
 def _es_scm(mappings: Mapping[str, Any]) -> bool:

@@ -59,7 +59,9 @@ __all__ = [
     "clause_budget",
     "clause_count",
     "expand_query",
+    "named_scores",
     "query_text",
+    "restricted",
 ]
 
 QueryType = Literal["bool", "sparse_vector"]
@@ -163,6 +165,7 @@ class ExpandedQuery:
         self,
         query_type: QueryType = "sparse_vector",
         filter: Sequence[Mapping[str, Any]] = (),
+        beside: Sequence[Mapping[str, Any]] = (),
     ) -> dict[str, Any]:
         """The expanded query for Elasticsearch, in one of two equivalent forms.
 
@@ -171,7 +174,9 @@ class ExpandedQuery:
         the ``sparse_vector`` field, each boosted by x'_j. Both are the same Lucene query (a
         disjunction of linear feature queries, so the same scores and the same bound); the first
         is the smaller request and Elasticsearch parses it faster (``scripts/bench_search.py``).
-        ``filter`` clauses restrict the matches without changing any score.
+        ``filter`` clauses restrict the matches without changing any score; ``beside`` are named
+        queries scored beside it (:func:`beside`): they change neither the matches nor the
+        scores, and each hit reports their scores.
         """
         if query_type == "sparse_vector":
             queries = [
@@ -194,9 +199,7 @@ class ExpandedQuery:
                 for term, boost in clauses
             ]
             query = {"bool": {"should": should}}
-        if filter:
-            return {"bool": {"must": [query], "filter": list(filter)}}
-        return query
+        return restricted(query, filter, beside)
 
     def exact_scores(self, documents: Sequence[tuple[np.ndarray, np.ndarray]]) -> list[float]:
         """SCM(x, y) = x'ᵀy' / ‖Wx‖_S of documents given by their stored y' as (term ids,
@@ -215,9 +218,13 @@ class ExpandedQuery:
         ``lowest_native_score``: (s / ((1 − ε)(1 − δ)) + P) / ‖Wx‖_S, with ε the 9-bit storage
         error, δ = (m + 2)·2⁻²⁴ the float32 rounding of m clauses and P the pruned mass
         (derived in :mod:`es_scm.elastic.windows`)."""
+        return float(self.upper_bounds(np.array([lowest_native_score]))[0])
+
+    def upper_bounds(self, native_scores: np.ndarray) -> np.ndarray:
+        """:meth:`unseen_upper_bound` of each of ``native_scores`` (increasing in the score)."""
         delta = (self.clause_count + 2) * FLOAT32_UNIT_ROUNDOFF
-        numerator = lowest_native_score / ((1.0 - FEATURE_VALUE_ERROR) * (1.0 - delta))
-        return (numerator + self.pruned_mass) / self.norm
+        numerators = native_scores / ((1.0 - FEATURE_VALUE_ERROR) * (1.0 - delta))
+        return (numerators + self.pruned_mass) / self.norm
 
 
 class QueryTooLongError(ValueError):
@@ -253,19 +260,53 @@ def query_text(text: str, max_words: int) -> tuple[str, int]:
 
 
 def bm25_query(
-    text: str, filters: Sequence[Mapping[str, Any]] = (), ids: Sequence[str] | None = None
+    text: str,
+    filters: Sequence[Mapping[str, Any]] = (),
+    ids: Sequence[str] | None = None,
+    *,
+    name: str | None = None,
 ) -> dict[str, Any]:
     """BM25: Elasticsearch's ``match`` query of ``text`` on the text field, analyzed by the
     field's analyzer (the index's ``text_analyzer``), restricted by the ``filters`` clauses and,
-    if given, to the documents ``ids`` (restrictions change no score).
+    if given, to the documents ``ids`` (restrictions change no score); ``name`` names the
+    ``match`` (its score is then reported by name: :func:`beside`).
 
     The one BM25 query of es-scm: hybrid search, tuning, the evaluations and the demo send it.
     """
-    match = {"match": {TEXT_FIELD: text}}
+    match: dict[str, Any] = {"match": {TEXT_FIELD: text}}
+    if name is not None:
+        match = {"match": {TEXT_FIELD: {"query": text, "_name": name}}}
     restrictions = [*filters, *([{"ids": {"values": list(ids)}}] if ids is not None else [])]
-    if not restrictions:
-        return match
-    return {"bool": {"must": [match], "filter": restrictions}}
+    return restricted(match, restrictions)
+
+
+def restricted(
+    query: dict[str, Any],
+    filters: Sequence[Mapping[str, Any]] = (),
+    beside: Sequence[Mapping[str, Any]] = (),
+) -> dict[str, Any]:
+    """``query`` restricted by ``filters`` (no score changes), with the named queries ``beside``
+    scored beside it: in a ``should`` clause boosted by 0, they match nothing that ``query``
+    does not and add 0 to every score, but each hit reports the score of each one it matches
+    by name (the search's ``include_named_queries_score``, which scores the named queries of
+    every hit on their own, without the boost around them)."""
+    if not filters and not beside:
+        return query
+    body: dict[str, Any] = {"must": [query]}
+    if beside:
+        body["should"] = [{"bool": {"should": [dict(q) for q in beside], "boost": 0.0}}]
+    if filters:
+        body["filter"] = [dict(f) for f in filters]
+    return {"bool": body}
+
+
+def named_scores(hit: Mapping[str, Any], name: str) -> float:
+    """The score of the named query ``name`` in a hit of a search with
+    ``include_named_queries_score`` (0 where it does not match the hit)."""
+    matched = hit.get("matched_queries")
+    if isinstance(matched, Mapping):
+        return float(matched.get(name, 0.0))
+    return 0.0
 
 
 def clause_count(clause: Mapping[str, Any]) -> int:

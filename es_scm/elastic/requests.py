@@ -15,7 +15,7 @@ layers below receive the value and check nothing again:
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from es_scm.defaults import DENSE_DEFAULTS, EXPANSIONS
@@ -37,8 +37,6 @@ from es_scm.validation import (
 
 __all__ = [
     "MAX_REQUEST_BYTES",
-    "METHODS",
-    "METHOD_OPTIONS",
     "Dense",
     "DenseQuery",
     "Filter",
@@ -47,49 +45,21 @@ __all__ = [
     "Method",
     "RescoreRequest",
     "SearchRequest",
-    "check_method_options",
+    "dense_option",
     "dense_options",
     "dense_per_query",
 ]
 
-#: The search methods of a searcher that ``batch_search`` runs (``method=``).
+#: The search methods of a searcher that ``batch_search`` runs (``method=``); each is a plan of
+#: :mod:`es_scm.elastic.plans` (``METHODS`` there: its ranking, its options).
 Method = Literal["search", "native", "hybrid", "bm25", "dense"]
-METHODS = ("search", "native", "hybrid", "bm25", "dense")
-#: The ranking each method's hits follow (``SearchResult.mode``).
-MODES = {
-    "search": "exact",
-    "native": "native",
-    "hybrid": "hybrid",
-    "bm25": "bm25",
-    "dense": "dense",
-}
-#: The keyword arguments of each method that ``batch_search`` passes on.
-METHOD_OPTIONS = {
-    "search": ("from_", "filter", "explain"),
-    "native": ("from_", "filter", "explain"),
-    "hybrid": ("from_", "filter", "explain", "fusion", "depth", "dense"),
-    "bm25": ("from_", "filter"),
-    "dense": ("from_", "filter", "dense"),
-}
 #: What ``dense=`` may be: None (no dense leg), True (the index's own vectors, the query
 #: encoded by its encoder) or a :class:`~es_scm.elastic.dense.DenseQuery` (a field and a vector).
 Dense = DenseQuery | bool | None
-_METHODS = Options(METHODS)
 _SECONDS = Interval(float, 0.0, None)
 #: The default largest bulk request, and so the largest document (encoded as JSON): half of
 #: Elasticsearch's default ``http.max_content_length`` (100 MB).
 MAX_REQUEST_BYTES = 50 * 2**20
-
-
-def check_method_options(method: str, options: Mapping[str, Any]) -> None:
-    """Refuse a ``method`` that is not a search method, or an option it does not take."""
-    check(method, "method", _METHODS)
-    unknown = sorted(set(options) - set(METHOD_OPTIONS[method]))
-    if unknown:
-        raise ValueError(
-            f"{unknown[0]} is not an option of method={method!r}; its options are "
-            f"{', '.join(METHOD_OPTIONS[method])}"
-        )
 
 
 @dataclass(frozen=True)
@@ -113,58 +83,59 @@ class SearchRequest:
     dense: DenseQuery | bool | None = None
 
     @classmethod
-    def of(
+    def common(
         cls,
         method: str,
-        query: str,
+        query: Any,
         k: Any,
         *,
         from_: Any = 0,
         filter: Filter = None,
-        explain: Any = False,
-        fusion: Fusion | str | None = None,
-        depth: Any = None,
-        dense: Dense = None,
         max_words: int,
         filter_policy: str = "any",
-        model_hybrid: Mapping[str, Any] | None = None,
     ) -> SearchRequest:
-        """Check the keyword arguments of a search (``model_hybrid``: the model's own hybrid
-        settings, read by hybrid search when ``fusion`` or ``depth`` is None; ``dense``: hybrid
-        search's dense leg, and dense search's query, where None means the index's own)."""
-        method = check(method, "method", _METHODS)
+        """The options every method takes, checked: the query text (and its words), ``k``,
+        ``from_`` and the filters (a method adds its own: :mod:`es_scm.elastic.plans`)."""
         k = check(k, "k", POSITIVE_INT)
         from_ = check(from_, "from_", NON_NEGATIVE_INT)
-        explain = check(explain, "explain", Boolean())
         filters = filter_clauses(filter, filter_policy)
         if not isinstance(query, str):
             raise ValueError(f"query must be a str, got {type(query).__name__}")
         text, words = query_text(query, max_words)
-        dense = _dense_option(dense)
-        if method == "dense":
-            if from_ + k > MAX_KNN:
-                raise ValueError(
-                    f"from_ + k must be at most {MAX_KNN} for dense search (Elasticsearch's "
-                    f"largest kNN k), got {from_ + k}"
-                )
-            return cls(
-                method, text, words, k, from_, filters, dense=True if dense is None else dense
-            )
-        if method != "hybrid":
-            return cls(method, text, words, k, from_, filters, explain)
-        chosen, depth = resolve_fusion(
-            fusion, check(depth, "depth", OrNone(POSITIVE_INT)), model_hybrid, dense is not None
-        )
-        depth = max(depth, from_ + k)
-        if dense is not None and depth > MAX_KNN:
-            raise ValueError(f"from_ + k must be at most {MAX_KNN} with a dense leg, got {depth}")
-        return cls(method, text, words, k, from_, filters, explain, chosen, depth, dense)
+        return cls(method, text, words, k, from_, filters)
 
-    @property
-    def mode(self) -> str:
-        """The ranking the hits follow: ``"exact"``, ``"native"``, ``"hybrid"``, ``"bm25"`` or
-        ``"dense"``."""
-        return MODES[self.method]
+    def explained(self, explain: Any) -> SearchRequest:
+        """This request with ``explain`` checked."""
+        return replace(self, explain=check(explain, "explain", Boolean()))
+
+    def dense_search(self, dense: Any) -> SearchRequest:
+        """This request as a dense search: its kNN query (``dense``: None for the index's own
+        vectors) and ``from_ + k`` within Elasticsearch's largest kNN k."""
+        if self.need > MAX_KNN:
+            raise ValueError(
+                f"from_ + k must be at most {MAX_KNN} for dense search (Elasticsearch's "
+                f"largest kNN k), got {self.need}"
+            )
+        query = dense_option(dense)
+        return replace(self, dense=True if query is None else query)
+
+    def hybrid_search(
+        self,
+        fusion: Fusion | str | None,
+        depth: Any,
+        dense: Any,
+        model_hybrid: Mapping[str, Any] | None,
+    ) -> SearchRequest:
+        """This request as a hybrid search: its fusion and depth (None: the model's own, else
+        the defaults; ``depth`` at least ``from_ + k``) and its dense leg (``dense``)."""
+        query = dense_option(dense)
+        chosen, depth = resolve_fusion(
+            fusion, check(depth, "depth", OrNone(POSITIVE_INT)), model_hybrid, query is not None
+        )
+        depth = max(depth, self.need)
+        if query is not None and depth > MAX_KNN:
+            raise ValueError(f"from_ + k must be at most {MAX_KNN} with a dense leg, got {depth}")
+        return replace(self, fusion=chosen, depth=depth, dense=query)
 
     @property
     def legs(self) -> tuple[str, ...]:
@@ -204,10 +175,10 @@ def dense_per_query(
         if len(dense) != n:
             raise ValueError(f"dense= holds {len(dense)} DenseQuery values for {n} queries")
         return list(dense)
-    return [_dense_option(dense)] * n  # a bad value: its own error
+    return [dense_option(dense)] * n  # a bad value: its own error
 
 
-def _dense_option(dense: Any) -> DenseQuery | bool | None:
+def dense_option(dense: Any) -> DenseQuery | bool | None:
     """``dense=`` checked: None (or False), True, or a :class:`DenseQuery`."""
     if dense is None or dense is False:
         return None

@@ -7,11 +7,11 @@ its stored vector parsed once, from which every score and explanation of it is c
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, overload
 
-from es_scm.elastic.schema import public_source, stored_vector
+from es_scm.elastic.schema import public_source, stored_vector, stored_vectors
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
@@ -37,6 +37,12 @@ class Stored:
     def of(cls, hit: Mapping[str, Any]) -> Stored:
         """A hit of a search (or a found document of an ``mget``) with its ``_source``."""
         return cls(hit["_id"], hit["_source"], stored_vector(hit["_source"]))
+
+    @classmethod
+    def many(cls, hits: Sequence[Mapping[str, Any]]) -> list[Stored]:
+        """:meth:`of` every hit, their vectors parsed in one pass."""
+        vectors = stored_vectors([hit["_source"] for hit in hits])
+        return [cls(hit["_id"], hit["_source"], v) for hit, v in zip(hits, vectors, strict=True)]
 
 
 @dataclass

@@ -43,6 +43,7 @@ index built with another model raises :class:`ModelMismatchError`: scores would 
 from __future__ import annotations
 
 import itertools
+import warnings
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
@@ -88,6 +89,7 @@ __all__ = [
     "public_source",
     "settings_for_version",
     "stored_vector",
+    "stored_vectors",
     "vector_field_mapping",
 ]
 
@@ -403,10 +405,32 @@ def _feature_dicts(rows: Any, n_rows: int, term_keys: np.ndarray) -> list[dict[s
 
 def stored_vector(source: Mapping[str, Any]) -> tuple[np.ndarray, np.ndarray]:
     """A document's normalized vector y' from its ``_source``: (term ids, float64 values)."""
-    vector = source.get("scm", {}).get("vector") or {}
-    ids = np.fromiter(map(int, vector.keys()), dtype=np.int64, count=len(vector))
-    values = np.fromiter(vector.values(), dtype=np.float64, count=len(vector))
-    return ids, values
+    return stored_vectors([source])[0]
+
+
+def stored_vectors(sources: Sequence[Mapping[str, Any]]) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The normalized vectors y' of many documents' ``_source``, parsed in one pass: each
+    (term ids, float64 values). The feature keys (decimal term ids) of all of them are read by
+    one C parse of their comma-joined text, not one ``int()`` each."""
+    vectors = [source.get("scm", {}).get("vector") or {} for source in sources]
+    lengths = [len(vector) for vector in vectors]
+    total = sum(lengths)
+    keys = ",".join(itertools.chain.from_iterable(vectors))
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # numpy warns, and stops, at text it cannot read
+            ids = np.fromstring(keys, dtype=np.int64, sep=",") if total else np.zeros(0, np.int64)
+    except (ValueError, DeprecationWarning):
+        ids = np.zeros(0, np.int64)
+    values = np.fromiter(
+        itertools.chain.from_iterable(vector.values() for vector in vectors),
+        dtype=np.float64,
+        count=total,
+    )
+    if len(ids) != total:  # a key that is not a term id: refuse rather than misread
+        raise ModelMismatchError("a stored vector has feature keys that are not term ids")
+    bounds = np.cumsum([0, *lengths]).tolist()
+    return [(ids[a:b], values[a:b]) for a, b in itertools.pairwise(bounds)]
 
 
 def public_source(source: Mapping[str, Any]) -> dict[str, Any]:

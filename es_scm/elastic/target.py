@@ -30,12 +30,20 @@ from typing import TYPE_CHECKING, Any
 from es_scm.elastic.dense import DenseField, common_fields, dense_fields
 from es_scm.elastic.filters import MappedFields
 from es_scm.elastic.results import PartialResultError, Stored
-from es_scm.elastic.schema import ModelMismatchError, check_indices
+from es_scm.elastic.schema import IndexNotFoundError, ModelMismatchError, check_indices
 
 if TYPE_CHECKING:  # pragma: no cover
     from es_scm.model import SoftCosineModel
 
-__all__ = ["ATTEMPTS", "Checked", "Target", "TargetCheck", "TargetMoved", "require_whole"]
+__all__ = [
+    "ATTEMPTS",
+    "Checked",
+    "Target",
+    "TargetCheck",
+    "TargetMoved",
+    "require_whole",
+    "route_model",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -140,30 +148,92 @@ class Checked:
     """A passed model check: the :class:`Target`, the side its index applies S on
     (``"query"`` or ``"documents"``), the fields its indices map (``fields``: what a filter
     may name), the ``dense_vector`` fields of every index behind it (``dense_fields``, by path:
-    :mod:`es_scm.elastic.dense`) and the record of the encoder of es-scm's own dense vectors
-    (``encoder``: ``_meta.es_scm.dense``, None without them)."""
+    :mod:`es_scm.elastic.dense`), the record of the encoder of es-scm's own dense vectors
+    (``encoder``: ``_meta.es_scm.dense``, None without them) and the ``model`` the indices were
+    built with (None where the check's model is the searcher's only one)."""
 
     target: Target
     expansion: str
     fields: MappedFields
     dense_fields: Mapping[str, DenseField] = dataclasses.field(default_factory=dict)
     encoder: Mapping[str, Any] | None = None
+    model: SoftCosineModel | None = None
+
+
+def route_model(alias: str, current: Mapping[str, Any], models: Mapping[str, Any]) -> str:
+    """The ``model_id`` of the indices ``current`` (their mappings) behind ``alias``, which must be
+    one model that ``models`` (model_id → model) holds.
+
+    Raises
+    ------
+    IndexNotFoundError
+        If nothing has that name.
+    ModelMismatchError
+        If the indices are not es-scm indices of one model, or of a model not held.
+    """
+    if not current:
+        raise IndexNotFoundError(f"index or alias {alias!r} does not exist")
+    ids = {
+        mappings.get("_meta", {}).get("es_scm", {}).get("model_id") for mappings in current.values()
+    }
+    names = ", ".join(sorted(current))
+    if len(ids) != 1 or None in ids:
+        raise ModelMismatchError(
+            f"the indices behind {alias!r} ({names}) are not es-scm indices of one model"
+        )
+    model_id = str(ids.pop())
+    if model_id not in models:
+        raise ModelMismatchError(
+            f"{alias!r} points at {names}, built with model {model_id[:12]}, which this searcher "
+            "does not hold (add_model)"
+        )
+    return model_id
 
 
 class TargetCheck:
     """The model checked against the indices behind a name: once, and again whenever an answer
     shows that the name now stands for other indices (see :class:`Target`).
 
-    ``checked`` is the last passed check (None before the first, and after :meth:`forget`);
-    ``clause_limit`` the most clauses a query may have: the given limit, else the cluster's,
-    which the searcher learns with its first search.
+    ``models`` are the models the indices may have been built with: one (an index, or an alias
+    whose indices keep their model), or several (an alias that moves from the indices of one
+    model to those of the next: the check takes the model the indices record, and an answer
+    from the next indices is read with the next model). ``checked`` is the last passed check
+    (None before the first, and after :meth:`forget`); ``clause_limit`` the most clauses a
+    query may have: the given limit, else the cluster's, which the searcher learns with its
+    first search.
     """
 
-    def __init__(self, name: str, model: SoftCosineModel, clause_limit: int | None) -> None:
+    def __init__(
+        self,
+        name: str,
+        models: SoftCosineModel | Iterable[SoftCosineModel],
+        clause_limit: int | None,
+    ) -> None:
+        from es_scm.model import SoftCosineModel
+
         self.name = name
-        self.model = model
+        self.models: dict[str, SoftCosineModel] = {}
+        #: Given several (a collection, even of one): the check takes the model the indices
+        #: record, else the one model given must be theirs.
+        self.routed = not isinstance(models, SoftCosineModel)
+        for model in [models] if isinstance(models, SoftCosineModel) else models:
+            self.add(model)
+        if not self.models:
+            raise ValueError("a searcher needs at least one model")
         self.clause_limit = clause_limit
         self.checked: Checked | None = None
+
+    def add(self, model: SoftCosineModel) -> None:
+        """Accept indices built with ``model`` too."""
+        self.models[model.model_id] = model
+
+    @property
+    def model(self) -> SoftCosineModel:
+        """The model of the indices last checked (before the first check: the first given)."""
+        checked = self.checked
+        if checked is not None and checked.model is not None:
+            return checked.model
+        return next(iter(self.models.values()))
 
     @property
     def limit(self) -> int:
@@ -185,15 +255,25 @@ class TargetCheck:
         IndexNotFoundError, ModelMismatchError
             As :func:`~es_scm.elastic.schema.check_indices`.
         """
-        meta = check_indices(self.name, response, self.model)
+        model = self._recorded_model(response)
+        meta = check_indices(self.name, response, model)
         mappings = [body.get("mappings", {}) for body in response.body.values()]
         dense = common_fields([dense_fields(mapping) for mapping in mappings])
         target = Target.of(self.name, response.body)
         checked = Checked(
-            target, meta["expansion"], MappedFields(mappings), dense, meta.get("dense")
+            target, meta["expansion"], MappedFields(mappings), dense, meta.get("dense"), model
         )
         self.checked = checked
         return meta, checked
+
+    def _recorded_model(self, response: Any) -> SoftCosineModel:
+        """The model that the indices of a get-index ``response`` record, of :attr:`models`
+        (the only one, if there is one: :func:`check_indices` then says what differs)."""
+        models = list(self.models.values())
+        if not self.routed or response.meta.status == 404 or not response.body:
+            return models[0]
+        current = {name: body.get("mappings", {}) for name, body in response.body.items()}
+        return self.models[route_model(self.name, current, self.models)]
 
     def created(self, shards: int, expansion: str, mappings: Mapping[str, Any]) -> None:
         """The name is an index just created with this model and ``mappings``: nothing to
@@ -207,8 +287,9 @@ class TargetCheck:
     def moved(self, error: ModelMismatchError) -> ModelMismatchError:
         """The error of a check made again after an answer came from elsewhere."""
         return ModelMismatchError(
-            f"{self.name!r} moved since its model was checked: {error} (an AliasSearcher "
-            "follows an alias from one model to the next)"
+            f"{self.name!r} moved since its model was checked: {error} (a searcher given "
+            "several models, AliasSearcher(client, alias, [old, new]), follows an alias from "
+            "one model to the next)"
         )
 
     def still(self, seen: Target, now: Checked, total: int | None) -> bool:

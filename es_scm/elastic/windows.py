@@ -49,77 +49,61 @@ One state of the index
     One search request reads one state of every shard. Windows paged by offset over several
     requests would read several states: a document deleted between two of them moves the next
     ones up by one, and the one at the boundary is never fetched (while the proof says it was
-    seen). So the first window is one request, and the windows after it are read in a point in
-    time opened then, from offset 0 again (the first window's state may be older than the point
-    in time's). Where the cluster refuses a point in time (:func:`point_in_time_refused`: HTTP
-    4xx but 404 — a proxy, a role without the privilege, ``search.max_keep_alive`` below
-    :data:`KEEP_ALIVE`, too many open), each window is read whole in one request instead, from
-    offset 0: the same proof over one state, for up to twice the candidates fetched.
+    seen). So every window is read whole, from offset 0, in one request: the proof of a window
+    reads one state, and its result is the brute-force top k of the index in that state. A
+    later window fetches again the candidates of the one before; windows double, so what is
+    fetched in all is less than twice the last window, and most searches are proven by their
+    first (a point in time would save those fetches at the price of two more requests, opening
+    and closing it, and of a context that a cancelled search could leave open).
+
+Only what the proof needs is parsed
+    A window's hits come best first by Elasticsearch's score s, and the bound above is
+    increasing in s, so the bounds of the hits are decreasing: once n hits are scored exactly and
+    the next hit's bound is below the n-th best exact score, neither it nor any hit after it can
+    enter the top n, and their stored vectors are not parsed (:meth:`ExactWindows.take`). The
+    proof itself reads only the lowest score of the window.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+import numpy as np
 
 from es_scm.elastic.query import ExpandedQuery
 from es_scm.elastic.results import Stored
 from es_scm.similarity.scoring import rank
 
-__all__ = [
-    "FIRST_WINDOW",
-    "KEEP_ALIVE",
-    "Candidate",
-    "ExactWindows",
-    "Window",
-    "msearch_lines",
-    "point_in_time_refused",
-]
+__all__ = ["FIRST_WINDOW", "Candidate", "ExactWindows", "msearch_lines", "page"]
 
-#: How long a point in time of exact search's windows lives between two of its requests.
-KEEP_ALIVE = "1m"
 #: The smallest first window (it is at least twice the hits asked for).
 FIRST_WINDOW = 20
 
 
-@dataclass(frozen=True)
-class Window:
-    """One request of exact search: ``size`` native hits from ``offset``, in the point in time
-    (``in_point_in_time``) or from the index."""
+def page(index: str, query: Mapping[str, Any], size: int, from_: int = 0) -> dict[str, Any]:
+    """The keyword arguments of one ``search`` of ``query`` for ``size`` hits after ``from_``.
 
-    offset: int
-    size: int
-    in_point_in_time: bool = False
-
-    def search(
-        self, index: str, query: Mapping[str, Any], pit: str | None = None
-    ) -> dict[str, Any]:
-        """The keyword arguments of the window's ``search`` of ``query``: of ``index``, or of the
-        point in time ``pit``. The hits come with their whole ``_source`` (text, ``scm.vector``,
-        metadata): filtering it would make Elasticsearch parse and rewrite every hit's source,
-        which costs more than sending it whole."""
-        kwargs: dict[str, Any] = {
-            "query": query,
-            "from_": self.offset,
-            "size": max(self.size, 0),
-            "source": True,
-            # Counting every match would disable Lucene's block-max WAND skipping; exhaustion
-            # is detected by a short page instead.
-            "track_total_hits": False,
-        }
-        if pit is None:
-            kwargs["index"] = index
-        else:
-            kwargs["pit"] = {"id": pit, "keep_alive": KEEP_ALIVE}
-        return kwargs
+    The hits come with their whole ``_source`` (text, ``scm.vector``, metadata): filtering it
+    would make Elasticsearch parse and rewrite every hit's source, which costs more than sending
+    it whole. Total hits are not counted: counting every match would disable Lucene's skipping of
+    documents that cannot reach the page (a short page says that every match was returned).
+    """
+    return {
+        "index": index,
+        "query": query,
+        "from_": from_,
+        "size": max(size, 0),
+        "source": True,
+        "track_total_hits": False,
+    }
 
 
 @dataclass(frozen=True)
 class Candidate:
-    """A document a window returned: its exact SCM ``score``, Elasticsearch's ``es_score`` and
-    the document (its source and stored vector)."""
+    """A document a window returned and scored exactly: its exact SCM ``score``,
+    Elasticsearch's ``es_score`` and the document (its source and stored vector)."""
 
     stored: Stored
     score: float
@@ -132,19 +116,19 @@ def msearch_lines(searches: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]
     answer as every search of es-scm does."""
     lines: list[dict[str, Any]] = []
     for search in searches:
-        body = {_BODY_KEYS.get(key, key): value for key, value in search.items() if key != "index"}
+        body = {
+            _BODY_KEYS.get(key, key): value
+            for key, value in search.items()
+            if key not in _PARAMETERS
+        }
         lines += [{"index": search["index"], "allow_partial_search_results": False}, body]
     return lines
 
 
 _BODY_KEYS = {"from_": "from", "source": "_source"}  # keyword argument → JSON body key
-
-
-def point_in_time_refused(status: int) -> bool:
-    """Whether a refusal to open a point in time (HTTP ``status``) means reading each window
-    whole instead: a 4xx but 404 (a missing index fails the search too; a 5xx is a cluster in
-    trouble)."""
-    return 400 <= status < 500 and status != 404
+# keyword arguments that are no part of a search's body: its index (in the header line), and
+# the reporting of named queries' scores (a parameter of the whole _msearch)
+_PARAMETERS = ("index", "include_named_queries_score")
 
 
 class ExactWindows:
@@ -164,11 +148,8 @@ class ExactWindows:
     The searcher's loop::
 
         windows = ExactWindows(expanded, need, max_window)
-        windows.take(hits(search(windows.next())))         # the first window, from the index
-        if not windows.final:
-            windows.reread(point_in_time=opened)           # after opening one, or not
-            while (window := windows.next()) is not None:
-                windows.take(hits(search(window)))
+        while (size := windows.next()) is not None:
+            windows.take(hits(search(page(index, query, size))))
     """
 
     def __init__(self, expanded: ExpandedQuery, need: int, max_window: int) -> None:
@@ -176,66 +157,56 @@ class ExactWindows:
         self.need = need
         self.max_window = max_window
         self.window = min(max(2 * need, FIRST_WINDOW), max_window)
-        self.candidates: dict[str, Candidate] = {}
+        self.candidates: dict[str, Candidate] = {}  # the window's hits scored exactly
+        self.read = 0  # the window's hits
         self.ranked: list[tuple[str, float]] = []
-        self.lowest = math.inf  # the lowest native score of the candidates
         self.exhausted = False
         self.proven = False
         self.rounds = 0  # answers taken
-        self.point_in_time = False
-        self._asked: Window | None = None
-        self._fresh = True  # nothing read since the start, or since reread(): next() must ask
 
     @property
     def final(self) -> bool:
         """Whether no window follows: proven, exhausted, or the largest window read."""
-        return self.proven or self.exhausted or self.window >= self.max_window
+        return self.rounds > 0 and (self.proven or self.exhausted or self.window >= self.max_window)
 
-    def first(self) -> Window:
-        """The first request: :meth:`next` at the start, which always asks."""
-        window = self.next()
-        assert window is not None, "the first window is always asked"
-        return window
-
-    def next(self) -> Window | None:
-        """The next request, or None when the last answer was final."""
-        if not self._fresh and self.final:
+    def next(self) -> int | None:
+        """The size of the next window (read whole, from offset 0), or None after the last."""
+        if self.final:
             return None
         if self.rounds > 0:
             self.window = min(self.window * 2, self.max_window)
-        if self.rounds > 0 and not self.point_in_time:
-            self._forget()  # a window read whole, from one state
-        offset = len(self.candidates)
-        self._fresh = False
-        self._asked = Window(offset, self.window - offset, self.point_in_time)
-        return self._asked
-
-    def reread(self, *, point_in_time: bool) -> None:
-        """The windows after the first are read from another state of the index: in a point in
-        time (opened after the first answer), else each whole; the candidates so far are
-        forgotten either way."""
-        self.point_in_time = point_in_time
-        self._forget()
-        self._fresh = True
+        return self.window
 
     def take(self, hits: Sequence[Mapping[str, Any]]) -> None:
-        """The answer to the last :meth:`next`: its native hits, best first (fewer than asked:
-        Elasticsearch had no more matches), each vector parsed and scored once."""
-        if self._asked is None:
-            raise RuntimeError("take() answers next(): ask first")
-        stored = [Stored.of(hit) for hit in hits]
-        exact = self.expanded.exact_scores([document.vector for document in stored])
-        for hit, document, score in zip(hits, stored, exact, strict=True):
-            self.candidates[document.id] = Candidate(document, score, hit["_score"])
-            self.lowest = min(self.lowest, hit["_score"])
-        self.exhausted = len(hits) < self._asked.size
+        """The answer to the last :meth:`next`: the window's hits, best first (fewer than asked:
+        Elasticsearch had no more matches). Only the hits that may enter the top ``need`` are
+        parsed and scored (the module docstring): at most two sparse products."""
+        expanded, need = self.expanded, self.need
+        es_scores = np.fromiter((hit["_score"] for hit in hits), dtype=np.float64, count=len(hits))
+        bounds = expanded.upper_bounds(es_scores)  # decreasing, as the hits' scores
+        self.candidates = {}
+        self._score(hits[:need], es_scores[:need])
+        if len(hits) > need:
+            beyond = len(hits) - need  # all, unless n distinct hits already bound the rest
+            if len(self.candidates) >= need:
+                nth = rank((i, c.score) for i, c in self.candidates.items())[need - 1][1]
+                beyond = int(np.searchsorted(-bounds[need:], -nth, side="right"))
+            self._score(hits[need : need + beyond], es_scores[need : need + beyond])
+        self.read = len(hits)
+        self.exhausted = len(hits) < self.window
         self.rounds += 1
-        self._asked = None
         self.ranked = rank((doc_id, c.score) for doc_id, c in self.candidates.items())
-        bound = self.expanded.unseen_upper_bound(0.0 if self.exhausted else self.lowest)
-        self.proven = (self.exhausted and self.expanded.pruned_mass == 0.0) or (
-            len(self.ranked) >= self.need and self.ranked[self.need - 1][1] > bound
+        lowest = 0.0 if self.exhausted or not len(hits) else float(es_scores[-1])
+        bound = expanded.unseen_upper_bound(lowest)
+        self.proven = (self.exhausted and expanded.pruned_mass == 0.0) or (
+            len(self.ranked) >= need and self.ranked[need - 1][1] > bound
         )
+
+    def _score(self, hits: Sequence[Mapping[str, Any]], es_scores: np.ndarray) -> None:
+        stored = Stored.many(hits)
+        exact = self.expanded.exact_scores([document.vector for document in stored])
+        for document, score, es_score in zip(stored, exact, es_scores.tolist(), strict=True):
+            self.candidates[document.id] = Candidate(document, score, es_score)
 
     def top(self, from_: int = 0) -> list[Candidate]:
         """The candidates ranked ``from_`` to ``need`` (by exact score, then id)."""
@@ -248,13 +219,9 @@ class ExactWindows:
         reason = (
             "leaving out expansion terms (the cluster's clause limit)"
             if self.exhausted
-            else f"a window of {len(self.candidates)} candidates (max_window = {self.max_window})"
+            else f"a window of {self.read} candidates (max_window = {self.max_window})"
         )
         return (
             f"exact mode cannot prove the top {self.need} (from {from_} + k {k}) with {reason}; "
             "ask for fewer results, or use native mode"
         )
-
-    def _forget(self) -> None:
-        self.candidates = {}
-        self.lowest = math.inf

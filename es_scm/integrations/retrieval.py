@@ -32,8 +32,7 @@ from es_scm.elastic.aio import (
 )
 from es_scm.elastic.filters import Filter, filter_clauses
 from es_scm.elastic.hybrid import resolve_fusion
-from es_scm.elastic.requests import METHOD_OPTIONS
-from es_scm.elastic.requests import MODES as METHOD_MODES
+from es_scm.elastic.plans import METHODS
 from es_scm.elastic.results import Hit, SearchResult
 from es_scm.elastic.schema import METADATA_FIELD, TEXT_FIELD
 from es_scm.fusion import Fusion
@@ -55,7 +54,7 @@ __all__ = [
 ]
 
 #: A retriever's ``mode`` → the searcher method it calls.
-MODES = {mode: method for method, mode in METHOD_MODES.items()}
+MODES = {plan.mode: method for method, plan in METHODS.items()}
 #: The metadata keys a retriever adds to the document's own (which they replace, if it has them).
 RETRIEVER_KEYS = ("id", "score", "components", "explanation")
 
@@ -123,8 +122,8 @@ class Retrieval:
         options = {name: value for name, value in given.items() if value is not None}
         method = MODES[mode]
         for name in options:
-            if name not in METHOD_OPTIONS[method]:
-                takes = [option for option in METHOD_OPTIONS[method] if option != "from_"]
+            if name not in METHODS[method].options:
+                takes = [option for option in METHODS[method].options if option != "from_"]
                 raise ValueError(
                     f"{name} is not an option of mode={mode!r}; its options are {', '.join(takes)}"
                 )

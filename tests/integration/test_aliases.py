@@ -72,7 +72,7 @@ def test_searches_keep_answering_through_a_model_swap(es_client, index_name, mod
     first = reindex_into_alias(es_client, alias, old, documents, batch_size=200)
     assert (first.previous, first.deleted, first.kept) == ([], [], [])
 
-    searcher = AliasSearcher(es_client, alias, [old, new], max_age=0.2)
+    searcher = AliasSearcher(es_client, alias, [old, new])
     answers: list[tuple[float, str]] = []
     errors: list[BaseException] = []
     stop = threading.Event()

@@ -106,11 +106,12 @@ def test_an_async_batch_returns_what_single_calls_return(es_url, cranfield_index
     assert [comparable(sync[q]) for q in hundred] == [comparable(batch[q]) for q in hundred]
 
 
-def test_a_hybrid_batch_asks_for_the_other_candidates_scores_together(
+def test_hybrid_search_is_one_round_trip_and_a_batch_of_them_two_requests(
     es_client, cranfield_index, hundred
 ):
-    """A score fusion needs BM25's score of every candidate: a single call asks for those
-    outside BM25's list in a search of its own, a batch for every query's in one ``_msearch``."""
+    """A score fusion needs BM25's score of every candidate: BM25's list and the SCM's first
+    window go in one ``_msearch``, BM25's scores of the SCM's candidates reported beside the
+    SCM's search. A batch sends every query's round trip together."""
     searcher = Searcher(es_client, cranfield_index.name, cranfield_index.model)
     searcher.check()
     searcher.max_clauses()
@@ -118,18 +119,20 @@ def test_a_hybrid_batch_asks_for_the_other_candidates_scores_together(
     single = [
         requests.during(lambda text=text: searcher.hybrid(text, 10)) for text in hundred.values()
     ]
-    # each: BM25's list, the SCM's first window (which proves its list), the other scores
-    assert {len(sent) for sent in single} == {3}
+    # each: BM25's list and the SCM's first window (which proves its list), in one request
+    assert {tuple(sent) for sent in single} == {(("POST", "/_msearch"),)}
     sent = requests.during(lambda: searcher.batch_search(hundred, 10, method="hybrid"))
-    # 200 first searches in two _msearch requests (100 a request), the scores in a third
-    assert sent == [("POST", "/_msearch")] * 3
+    # 200 searches in two _msearch requests (100 a request), nothing owed after them
+    assert sent == [("POST", "/_msearch")] * 2
 
 
-def test_a_hybrid_batch_asks_for_the_scores_it_could_not_foresee(es_client, index_name):
+def test_a_hybrid_batch_sends_each_round_trip_of_every_query_together(es_client, index_name):
     """Fifty identical documents tie in every score: the SCM's top 5 (by id among ties) is
-    proven only once its windows reach past the first, and holds documents that no first answer
-    found (indexed last, they come last among ties). The batch asks for their BM25 scores as a
-    single call would, and returns what single calls return."""
+    proven only once its windows reach past the first two (20, 40, then 80 documents, which
+    exhausts the 53 matches), and holds documents that no first answer found (indexed last,
+    they come last among ties). Their BM25 scores come beside the SCM's windows; the batch
+    sends each round trip of both queries in one ``_msearch`` and returns what single calls
+    return."""
     ties = [{"id": f"d{n:02d}", "text": "alpha beta"} for n in reversed(range(50))]
     others = ["gamma delta", "alpha gamma", "beta delta epsilon"] * 5
     documents = ties + [{"id": f"o{n}", "text": text} for n, text in enumerate(others)]
@@ -146,5 +149,4 @@ def test_a_hybrid_batch_asks_for_the_scores_it_could_not_foresee(es_client, inde
     requests = Requests(es_client)
     sent = requests.during(lambda: searcher.batch_search(queries, 5, method="hybrid", **options))
     assert [comparable(result) for result in requests.result] == [comparable(r) for r in single]
-    assert sent[:2] == [("POST", "/_msearch")] * 2  # the first searches, the foreseen scores
-    assert sent.count(("POST", f"/{index_name}/_search")) == 2  # the rest: one search a query
+    assert sent == [("POST", "/_msearch")] * 3  # three windows, both queries at once

@@ -13,11 +13,11 @@ from es_scm.elastic.aliases import (
     move_actions,
     new_index_name,
     retirement,
-    route_model,
     swap_layout,
 )
 from es_scm.elastic.indices import deletable, is_write_alias, new_write_alias, write_target
 from es_scm.elastic.schema import IndexNotFoundError, ModelMismatchError
+from es_scm.elastic.target import route_model
 from tests.support import recorded
 
 ALIAS, OLD, NEW, FOREIGN = (f"es-scm-record-{name}" for name in ("alias", "old", "new", "foreign"))

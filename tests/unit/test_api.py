@@ -10,7 +10,8 @@ import pytest
 import es_scm
 from es_scm.elastic import Searcher
 from es_scm.elastic.aio import AsyncSearcher
-from es_scm.elastic.requests import METHOD_OPTIONS, Method
+from es_scm.elastic.plans import METHODS
+from es_scm.elastic.requests import Method
 from es_scm.elastic.results import Hit, SearchResult
 
 
@@ -38,7 +39,7 @@ def test_a_result_is_indexed_like_its_hits():
 
 def test_the_methods_of_a_batch_are_the_searchers_methods():
     assert set(typing.get_args(Method)) == {"search", "native", "hybrid", "bm25", "dense"}
-    assert set(METHOD_OPTIONS) == set(typing.get_args(Method))
+    assert set(METHODS) == set(typing.get_args(Method))
     for method in typing.get_args(Method):
         assert callable(getattr(Searcher, method))
         assert callable(getattr(AsyncSearcher, method))

@@ -28,7 +28,8 @@ from es_scm.elastic.hybrid import (
     hybrid_options,
     make_fusion,
 )
-from es_scm.elastic.requests import IndexLayout, SearchRequest, dense_per_query
+from es_scm.elastic.plans import METHODS, search_request
+from es_scm.elastic.requests import IndexLayout, dense_per_query
 from es_scm.fusion import MaxFusion, ReciprocalRankFusion, ZScoreFusion, fusion_from
 from es_scm.options import DenseOptions
 
@@ -231,22 +232,29 @@ def test_the_legs_of_a_search_are_those_its_fusion_weighs():
 
 
 def test_a_search_request_checks_its_dense_leg():
-    request = SearchRequest.of("hybrid", "cats", 10, dense=True, max_words=100)
-    assert request.dense is True
-    assert request.legs == ("bm25", "scm", "dense")
-    assert request.fusion == make_fusion(HYBRID_DENSE_DEFAULTS)
-    two = SearchRequest.of("hybrid", "cats", 10, max_words=100)
+    def request(method: str, **options):
+        plan, checked = search_request(method, "cats", 10, max_words=100, **options)
+        assert plan is METHODS[method]
+        return checked
+
+    three = request("hybrid", dense=True)
+    assert three.dense is True
+    assert three.legs == ("bm25", "scm", "dense")
+    assert three.fusion == make_fusion(HYBRID_DENSE_DEFAULTS)
+    two = request("hybrid")
     assert two.dense is None
     assert two.legs == ("bm25", "scm")
-    dense = SearchRequest.of("dense", "cats", 10, max_words=100)
+    dense = request("dense")
     assert dense.dense is True
-    assert dense.mode == "dense"
+    assert METHODS["dense"].mode == "dense"
     with pytest.raises(ValueError, match=r"dense must be None, True .* or a DenseQuery"):
-        SearchRequest.of("hybrid", "cats", 10, dense="scm.dense", max_words=100)
+        request("hybrid", dense="scm.dense")
     with pytest.raises(ValueError, match=f"depth must be at most {MAX_KNN} with a dense leg"):
-        SearchRequest.of("hybrid", "cats", 10, dense=True, depth=MAX_KNN + 1, max_words=100)
+        request("hybrid", dense=True, depth=MAX_KNN + 1)
     with pytest.raises(ValueError, match="with alpha fuses two legs"):
-        SearchRequest.of("hybrid", "cats", 10, dense=True, fusion=MaxFusion(0.5), max_words=100)
+        request("hybrid", dense=True, fusion=MaxFusion(0.5))
+    with pytest.raises(ValueError, match="explain is not an option of method='dense'"):
+        request("dense", explain=True)
 
 
 def test_a_batch_gives_each_query_its_dense_query():

@@ -6,8 +6,10 @@ search's window schedule (:mod:`es_scm.elastic.windows`), the checks of every an
 (:mod:`es_scm.elastic.target`), hybrid search's fusion and bound (:mod:`es_scm.elastic.hybrid`) —
 in the order the searcher reads them, and check what they conclude against the brute force
 (:class:`~es_scm.model.BruteForceSearch`) over the recorded documents: the windows doubling until
-the top k is proven, exhaustion, the largest window, the point in time and its refusal, the
-pruned mass, a target that moved, a failed shard, and the bound of a fusion.
+the top k is proven, exhaustion, the largest window, the pruned mass, a target that moved, a
+failed shard, and the bound of a fusion. The searches are those of the methods' plans
+(:mod:`es_scm.elastic.plans`), replayed request by request: each one they ask is the one
+recorded.
 """
 
 from __future__ import annotations
@@ -24,12 +26,10 @@ import pytest
 
 from es_scm import SoftCosineModel, TermSimilarityMatrix
 from es_scm.elastic import PartialResultError
-from es_scm.elastic.hybrid import BM25Leg, candidates_of, fuse, scm_list
-from es_scm.elastic.query import expand_query
-from es_scm.elastic.schema import stored_vector
-from es_scm.elastic.target import Target, TargetCheck, TargetMoved
-from es_scm.elastic.windows import ExactWindows, point_in_time_refused
-from es_scm.fusion import MaxFusion
+from es_scm.elastic.filters import MappedFields
+from es_scm.elastic.plans import Context, ExactPlan, HybridPlan, Plan, search_request
+from es_scm.elastic.target import Checked, Target, TargetCheck, TargetMoved
+from es_scm.elastic.windows import ExactWindows, msearch_lines
 from es_scm.model import BruteForceSearch
 from es_scm.similarity.scoring import rank
 
@@ -71,58 +71,50 @@ def windows_brute() -> BruteForceSearch:
 
 def without_partial(kwargs: dict[str, Any]) -> dict[str, Any]:
     """A recorded search's arguments but the refusal of partial answers every search adds."""
+    kwargs = dict(kwargs)  # the recording is shared by the tests
     assert kwargs.pop("allow_partial_search_results") is False
     return kwargs
 
 
-@dataclass
-class Replayed:
-    """What the schedule asked (``asked``: offset, size, in a point in time) and concluded."""
+def replay(plan: Plan, calls: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+    """Run ``plan`` on the recorded ``calls``: every round trip it asks is the one recorded (a
+    search alone, or an ``_msearch`` of several), and takes the recorded answers. Returns what
+    each round trip asked."""
+    asked = []
+    while (searches := plan.next()) is not None:
+        call = calls.pop(0)
+        if len(searches) == 1:
+            assert call["api"] == "search"
+            assert without_partial(call["kwargs"]) == searches[0]
+            plan.take([call["body"]])
+        else:
+            assert call["api"] == "msearch"
+            assert call["kwargs"]["searches"] == msearch_lines(searches)
+            named = any(search.get("include_named_queries_score") for search in searches)
+            assert call["kwargs"].get("include_named_queries_score") == (True if named else None)
+            plan.take(call["body"]["responses"])
+        asked.append(searches)
+    assert calls == []  # every recorded call replayed, none more asked
+    return asked
 
-    windows: ExactWindows
-    asked: list[tuple[int, int, bool]]
-    proven_after_first: bool
-    refusal: dict[str, Any] | None
+
+def context(model: SoftCosineModel, index: str, limit: int, max_window: int = 10_000) -> Context:
+    target = Target(index, frozenset([index]), frozenset([1]))
+    return Context(
+        model, Checked(target, "query", MappedFields([])), limit, "sparse_vector", max_window
+    )
 
 
-def replay_exact(scenario: str) -> Replayed:
-    """Exact search's windows on the recorded answers of ``scenario``, read as the searcher
-    reads them; every request the schedule makes is the one recorded."""
+def replay_exact(scenario: str) -> tuple[ExactWindows, list[int]]:
+    """Exact search's windows on the recorded answers of ``scenario``; the window sizes asked."""
     recorded = recording("windows.json")
     asked_for = recorded[scenario]
-    index, calls = recorded["index"], list(asked_for["calls"])
-    expanded = expand_query(
-        windows_model(), asked_for["query"], asked_for.get("max_clauses", LIMIT), "query"
-    )
-    query = expanded.es_query("sparse_vector")
-    target = Target(index, frozenset([index]), frozenset([1]))
-    windows = ExactWindows(expanded, asked_for["k"], asked_for.get("max_window", 10_000))
-    asked = []
-
-    def answer(window, pit=None) -> None:
-        call = calls.pop(0)
-        assert call["api"] == "search"
-        assert without_partial(call["kwargs"]) == window.search(index, query, pit)
-        asked.append((window.offset, window.size, window.in_point_in_time))
-        windows.take(target.hits(call["body"]))
-        return call["body"].get("pit_id", pit)
-
-    answer(windows.first())
-    proven_after_first, refusal = windows.proven, None
-    if not windows.final:
-        opened = calls.pop(0)
-        assert opened["api"] == "open_point_in_time"
-        pit = opened["body"]["id"] if opened["status"] == 200 else None
-        if pit is None:
-            assert point_in_time_refused(opened["status"])
-            refusal = opened
-        windows.reread(point_in_time=pit is not None)
-        while (window := windows.next()) is not None:
-            pit = answer(window, pit)
-        if pit is not None:
-            assert calls.pop(0)["api"] == "close_point_in_time"
-    assert calls == []  # every recorded call replayed, none more asked
-    return Replayed(windows, asked, proven_after_first, refusal)
+    limit, max_window = asked_for.get("max_clauses", LIMIT), asked_for.get("max_window", 10_000)
+    _, request = search_request("search", asked_for["query"], asked_for["k"], max_words=100)
+    plan = ExactPlan(request, context(windows_model(), recorded["index"], limit, max_window))
+    asked = replay(plan, list(asked_for["calls"]))
+    assert all(searches[0]["from_"] == 0 for searches in asked)  # each window read whole
+    return plan.windows, [searches[0]["size"] for searches in asked]
 
 
 def assert_brute_force_top(windows: ExactWindows, query: str) -> None:
@@ -137,11 +129,9 @@ def assert_brute_force_top(windows: ExactWindows, query: str) -> None:
 
 
 def test_windows_double_until_the_top_k_is_proven():
-    replayed = replay_exact("doubling")
+    windows, sizes = replay_exact("doubling")
     # 30 equal documents fill the first window: its 10th score equals the bound of its lowest
-    assert replayed.asked == [(0, 20, False), (0, 40, True)]
-    assert not replayed.proven_after_first
-    windows = replayed.windows
+    assert sizes == [20, 40]
     assert windows.proven
     assert not windows.exhausted
     assert windows.rounds == 2
@@ -149,30 +139,42 @@ def test_windows_double_until_the_top_k_is_proven():
 
 
 def test_a_short_answer_is_exhausted_and_proves_at_once():
-    replayed = replay_exact("exhausted")
-    assert replayed.asked == [(0, 20, False)]
-    windows = replayed.windows
+    windows, sizes = replay_exact("exhausted")
+    assert sizes == [20]
     assert windows.exhausted
     assert windows.proven
-    assert len(windows.candidates) == 5
+    assert windows.read == 5
     assert_brute_force_top(windows, "boat")  # the 5 that match, of 10 asked
 
 
 def test_windows_double_until_exhausted():
-    replayed = replay_exact("exhausted_after_doubling")
-    assert replayed.asked == [(0, 70, False), (0, 140, True)]  # 90 documents match
-    windows = replayed.windows
-    assert not replayed.proven_after_first
+    windows, sizes = replay_exact("exhausted_after_doubling")
+    assert sizes == [70, 140]  # 90 documents match
     assert windows.exhausted
     assert windows.proven
-    assert len(windows.candidates) == 90
+    assert windows.read == 90
+    assert_brute_force_top(windows, "car")
+
+
+def test_only_the_hits_that_may_enter_the_top_k_are_parsed():
+    windows, _ = replay_exact("doubling")
+    # the window of 40: the 30 equal documents "car", then 10 of the 60 longer ones, scored
+    # lower by Elasticsearch; the bound of those 10 is below the 10th exact score (one of the
+    # 30): their vectors are not parsed, and the top 10 is still the brute force's
+    assert windows.read == 40
+    assert len(windows.candidates) == 30
+    assert all(doc_id.startswith("a") for doc_id in windows.candidates)
+    nth = windows.ranked[windows.need - 1][1]
+    lowest_parsed_bound = windows.expanded.unseen_upper_bound(
+        min(c.es_score for c in windows.candidates.values())
+    )
+    assert lowest_parsed_bound >= nth
     assert_brute_force_top(windows, "car")
 
 
 def test_the_largest_window_leaves_the_top_k_unproven():
-    replayed = replay_exact("largest_window")
-    assert replayed.asked == [(0, 40, False)]  # min(2 · 35, max_window = 40): final at once
-    windows = replayed.windows
+    windows, sizes = replay_exact("largest_window")
+    assert sizes == [40]  # min(2 · 35, max_window = 40): final at once
     assert not windows.proven
     assert windows.final
     assert windows.unproven(35, 0) == (
@@ -182,12 +184,11 @@ def test_the_largest_window_leaves_the_top_k_unproven():
 
 
 def test_an_exhausted_window_with_terms_left_out_proves_only_by_the_bound():
-    replayed = replay_exact("pruned")
-    windows = replayed.windows
+    windows, sizes = replay_exact("pruned")
     expanded = windows.expanded
     assert expanded.pruned_terms == 1
     assert expanded.pruned_mass > 0.0
-    assert replayed.asked == [(0, 20, False), (0, 40, True), (40, 40, True)]
+    assert sizes == [20, 40, 80]
     assert windows.exhausted  # every document with the term sent was read
     # what was left out may lift an unseen document up to P / ‖x‖_S: the proof is the bound's
     kth = windows.ranked[windows.need - 1][1]
@@ -197,23 +198,6 @@ def test_an_exhausted_window_with_terms_left_out_proves_only_by_the_bound():
         assert [c.stored.id for c in windows.top()] == [doc_id for doc_id, _ in expected]
     else:
         assert "clause limit" in windows.unproven(10, 0)
-
-
-def test_a_refused_point_in_time_reads_each_window_whole():
-    replayed = replay_exact("point_in_time_refused")
-    assert replayed.refusal is not None
-    assert replayed.refusal["status"] == 400
-    assert "search.max_keep_alive" in json.dumps(replayed.refusal["body"])
-    assert replayed.asked == [(0, 20, False), (0, 40, False)]  # from offset 0, no point in time
-    assert replayed.windows.proven
-    assert_brute_force_top(replayed.windows, "car")
-
-
-@pytest.mark.parametrize(
-    ("status", "refused"), [(400, True), (403, True), (429, True), (404, False), (503, False)]
-)
-def test_which_refusals_of_a_point_in_time_mean_reading_windows_whole(status, refused):
-    assert point_in_time_refused(status) is refused
 
 
 # -- every answer from the checked indices, whole ----------------------------------------------
@@ -271,40 +255,23 @@ def hybrid_model() -> SoftCosineModel:
     return model
 
 
-def replay_hybrid(depth: int):
-    """Hybrid search (max fusion, α = 0.5) on the recorded answers at ``depth``."""
+def replay_hybrid(depth: int, fusion: str = "max") -> tuple[HybridPlan, list[str]]:
+    """Hybrid search (α = 0.5) on the recorded answers at ``depth``: the plan, and the ids of
+    its candidates."""
     recorded = recording("hybrid.json")
     index, query, k = recorded["index"], recorded["query"], recorded["k"]
-    calls = list(recorded[f"depth_{depth}"]["calls"])
-    target = Target(index, frozenset([index]), frozenset([1]))
-    expanded = expand_query(hybrid_model(), query, LIMIT, "query")
-    leg = BM25Leg(query)
-    call = calls.pop(0)
-    assert without_partial(call["kwargs"]) == {"index": index, **leg.top(depth, ())}
-    bm25_hits = target.hits(call["body"])
-    lists = [leg.read(bm25_hits, depth)]
-    windows = ExactWindows(expanded, depth, 10_000)
-    call = calls.pop(0)
-    window = windows.first()
-    es_query = expanded.es_query("sparse_vector")
-    assert without_partial(call["kwargs"]) == window.search(index, es_query)
-    windows.take(target.hits(call["body"]))
-    assert windows.final  # a small corpus: the first window holds every match
-    scm = {c.stored.id: c.score for c in windows.top()}
-    lists.append(scm_list(scm, depth, windows.proven))
-    candidates = candidates_of(lists)
-    missing = [c for c in candidates if c not in lists[0].scores]
-    others: dict[str, dict[str, float]] = {"bm25": {}}
-    if missing:
-        call = calls.pop(0)
-        assert without_partial(call["kwargs"]) == {"index": index, **leg.scores_of(missing)}
-        others["bm25"] = leg.read_scores(target.hits(call["body"]))
-    stored = {hit["_id"]: hit["_source"] for hit in bm25_hits}
-    outside_scm = [c for c in candidates if c not in scm]
-    vectors = [stored_vector(stored[c]) for c in outside_scm]
-    others["scm"] = dict(zip(outside_scm, expanded.exact_scores(vectors), strict=True))
-    assert calls == []
-    return fuse(MaxFusion(0.5), lists, others, k), candidates
+    key = f"depth_{depth}" if fusion == "max" else f"{fusion}_depth_{depth}"
+    _, request = search_request("hybrid", query, k, max_words=100, fusion=fusion, depth=depth)
+    plan = HybridPlan(request, context(hybrid_model(), index, LIMIT))
+    asked = replay(plan, list(recorded[key]["calls"]))
+    # one round trip: BM25's list, and the SCM's first window (every match, in a corpus this
+    # small), with BM25's scores of its hits reported beside it
+    assert len(asked) == 1
+    bm25, scm = asked[0]
+    assert bm25["size"] == depth
+    assert scm["include_named_queries_score"] is True
+    assert plan.fused is not None
+    return plan, [doc_id for doc_id in plan.fused.components]
 
 
 def fused_over_every_document(candidates: list[str]) -> list[tuple[str, float]]:
@@ -323,21 +290,40 @@ def fused_over_every_document(candidates: list[str]) -> list[tuple[str, float]]:
     return rank(fused.items())
 
 
-@pytest.mark.parametrize("depth", [6, 16])
-def test_a_proven_hybrid_top_k_is_the_fusion_over_every_document(depth):
-    fused, candidates = replay_hybrid(depth)
+@pytest.mark.parametrize(("depth", "fusion"), [(6, "max"), (16, "max")])
+def test_a_proven_hybrid_top_k_is_the_fusion_over_every_document(depth, fusion):
+    plan, candidates = replay_hybrid(depth, fusion)
     k = recording("hybrid.json")["k"]
-    assert fused.proven  # depth 6: by the bound (neither list holds every match); 16: whole lists
+    result = plan.result()
+    assert result.exact_guarantee  # depth 6: by the bound (neither list holds every match)
     everywhere = fused_over_every_document(candidates)  # no document outside the lists ranks higher
-    assert [doc_id for doc_id, _ in fused.ranked[:k]] == [i for i, _ in everywhere[:k]]
+    assert [hit.id for hit in result.hits] == [i for i, _ in everywhere[:k]]
     np.testing.assert_allclose(
-        [s for _, s in fused.ranked[:k]], [s for _, s in everywhere[:k]], rtol=1e-12
+        [hit.score for hit in result.hits], [s for _, s in everywhere[:k]], rtol=1e-12
     )
+    for hit in result.hits:  # the SCM part of every hit is its exact SCM
+        brute = BruteForceSearch(hybrid_model(), [hit.id], [hit.source["text"]])
+        assert hit.components is not None
+        assert hit.components["scm"] == brute.scores(recording("hybrid.json")["query"])[0]
+
+
+def test_bm25_reported_beside_the_scm_is_bm25s_own_score():
+    plan, _ = replay_hybrid(16)
+    every = recording("hybrid.json")["bm25_of_every_document"]["hits"]["hits"]
+    bm25 = {hit["_id"]: float(hit["_score"]) for hit in every}
+    assert plan.fused is not None
+    for doc_id, components in plan.fused.components.items():
+        assert components["bm25"] == bm25.get(doc_id, 0.0), doc_id
+
+
+def test_a_fusion_that_reads_whole_lists_reads_them_to_depth():
+    plan, _ = replay_hybrid(6, "linear")
+    assert plan.reach == 6
+    assert plan.result().hits
 
 
 def test_a_hybrid_depth_too_small_is_not_proven():
-    fused, _ = replay_hybrid(3)
-    assert not fused.proven  # the lists' lowest scores leave room for a document outside
-    note = fused.note(3)
-    assert note is not None
-    assert "raise depth" in note
+    plan, _ = replay_hybrid(3)
+    result = plan.result()
+    assert not result.exact_guarantee  # the lists' lowest scores leave room for a document outside
+    assert any("raise depth" in note for note in result.notes)

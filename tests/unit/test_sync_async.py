@@ -16,7 +16,7 @@ import sys
 import pytest
 
 from es_scm.elastic import AliasSearcher, SCMIndex, Searcher, aio, reindex_into_alias
-from es_scm.elastic.requests import METHOD_OPTIONS
+from es_scm.elastic.plans import METHODS
 from tests.support import REPO_ROOT
 
 PAIRS = [
@@ -70,7 +70,8 @@ def test_async_methods_are_coroutine_functions_and_sync_ones_are_not(sync, async
 
 
 def test_each_search_method_shows_its_own_options_and_no_others():
-    for method, options in METHOD_OPTIONS.items():
+    for method, plan in METHODS.items():
+        options = plan.options
         signature = inspect.signature(getattr(Searcher, method))
         assert list(signature.parameters)[:3] == ["self", "query", "k"], method
         assert set(list(signature.parameters)[3:]) == set(options), method

@@ -1,15 +1,14 @@
-"""Model swaps behind an alias: the new index filled and the alias moved, and a searcher that
-follows the alias from model to model (the decisions: :mod:`es_scm.elastic.aliases`).
+"""Model swaps behind an alias: the new index filled and the alias moved, and the searcher of an
+alias that follows it from model to model (the decisions: :mod:`es_scm.elastic.aliases`).
 """
 
 from __future__ import annotations
 
 import logging
-import time
-from collections.abc import AsyncIterable, Callable, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from elasticsearch import AsyncElasticsearch, NotFoundError
+from elasticsearch import AsyncElasticsearch
 
 from es_scm.documents import Document
 from es_scm.elastic._async.index import AsyncSCMIndex, optimize_index
@@ -22,19 +21,15 @@ from es_scm.elastic.aliases import (
     move_actions,
     new_index_name,
     retirement,
-    route_model,
     swap_layout,
 )
 from es_scm.elastic.concurrency import AsyncStop
 from es_scm.elastic.names import validate_index_name
-from es_scm.elastic.requests import MAX_REQUEST_BYTES, Dense, IngestOptions
-from es_scm.elastic.results import SearchResult
-from es_scm.elastic.schema import IndexNotFoundError
+from es_scm.elastic.requests import MAX_REQUEST_BYTES, IngestOptions
 from es_scm.options import DenseOptions
-from es_scm.validation import NON_NEGATIVE_INT, POSITIVE_INT, Boolean, Interval, check
+from es_scm.validation import NON_NEGATIVE_INT, Boolean, Interval, check
 
 if TYPE_CHECKING:  # pragma: no cover
-    from es_scm.fusion import Fusion
     from es_scm.model import SoftCosineModel
 
 __all__ = ["AsyncAliasSearcher", "async_reindex_into_alias"]
@@ -186,8 +181,14 @@ async def _delete_unfinished(client: AsyncElasticsearch, name: str) -> None:
         logger.warning("could not delete the unfinished index %s (%s); delete it", name, error)
 
 
-class AsyncAliasSearcher:
-    """Search an alias with the model of the index it points at, across model swaps.
+class AsyncAliasSearcher(AsyncSearcher):
+    """Search an alias across model swaps: a searcher given every model the alias's indices
+    may be built with (:class:`AsyncSearcher`'s ``model``, several).
+
+    Each search reads the alias's indices with the model they record; when the alias moves to
+    the indices of another model, the first answer from them says so, and the search is
+    repeated with that model (:class:`~es_scm.elastic.target.TargetCheck`). Add the next model
+    with :meth:`add_model` before swapping to it.
 
     Parameters
     ----------
@@ -195,16 +196,9 @@ class AsyncAliasSearcher:
     alias : str
         The alias (or index) to search.
     models : iterable of SoftCosineModel
-        The models the alias's indices may be built with; add the next one with
-        :meth:`add_model` before swapping to it.
-    max_age : float
-        Seconds a resolved route (the concrete indices and their model) is reused before the
-        alias is looked up again (1 s). An index that disappears meanwhile is re-resolved at once.
-    attempts : int
-        Searches in a row that may find their index gone (a swap just happened) before the error
-        is raised: the alias is resolved again before each.
+        The models the alias's indices may be built with.
     **searcher_options
-        Passed to each searcher (``max_window``, ...).
+        :class:`AsyncSearcher`'s other options (``max_window``, ...).
 
     Examples
     --------
@@ -219,148 +213,6 @@ class AsyncAliasSearcher:
         client: AsyncElasticsearch,
         alias: str,
         models: Iterable[SoftCosineModel],
-        *,
-        max_age: float = 1.0,
-        attempts: int = 3,
         **searcher_options: Any,
     ) -> None:
-        self.client = client
-        self.alias = alias
-        self.max_age = check(max_age, "max_age", _SECONDS)
-        self.attempts = check(attempts, "attempts", POSITIVE_INT)
-        self._options = searcher_options
-        self._models: dict[str, SoftCosineModel] = {}
-        self._route: tuple[float, AsyncSearcher] | None = None
-        self._searchers: dict[tuple[str, str], AsyncSearcher] = {}
-        for model in models:
-            self.add_model(model)
-
-    def add_model(self, model: SoftCosineModel) -> None:
-        """Make ``model`` available for indices built with it."""
-        self._models[model.model_id] = model
-
-    async def searcher(self, *, refresh: bool = False) -> AsyncSearcher:
-        """The searcher of the concrete indices the alias points at now, with their model.
-
-        Raises
-        ------
-        IndexNotFoundError
-            If the alias does not exist.
-        ModelMismatchError
-            If its indices are not es-scm indices, disagree on the model, or were built with a
-            model this searcher does not hold.
-        """
-        route = self._route
-        if not refresh and route is not None and time.monotonic() - route[0] < self.max_age:
-            return route[1]
-        found = await self.client.options(ignore_status=404).indices.get_mapping(index=self.alias)
-        current, _ = alias_targets(self.alias, found.meta.status, found.body)
-        model_id = route_model(self.alias, current, self._models)
-        key = (",".join(sorted(current)), model_id)
-        if key not in self._searchers:
-            model = self._models[model_id]
-            self._searchers[key] = AsyncSearcher(self.client, key[0], model, **self._options)
-        self._route = (time.monotonic(), self._searchers[key])  # replaced whole: thread-safe
-        return self._route[1]
-
-    async def search(
-        self,
-        query: str,
-        k: int = 10,
-        *,
-        from_: int = 0,
-        filter: Any = None,
-        explain: bool = False,
-    ) -> SearchResult:
-        """``search`` (exact) of the alias's current indices, with their model."""
-        return await self._following(
-            lambda searcher: searcher.search(query, k, from_=from_, filter=filter, explain=explain)
-        )
-
-    async def native(
-        self,
-        query: str,
-        k: int = 10,
-        *,
-        from_: int = 0,
-        filter: Any = None,
-        explain: bool = False,
-    ) -> SearchResult:
-        """``native`` (Elasticsearch's scores) of the alias's current indices."""
-        return await self._following(
-            lambda searcher: searcher.native(query, k, from_=from_, filter=filter, explain=explain)
-        )
-
-    async def hybrid(
-        self,
-        query: str,
-        k: int = 10,
-        *,
-        from_: int = 0,
-        filter: Any = None,
-        fusion: Fusion | str | None = None,
-        depth: int | None = None,
-        explain: bool = False,
-        dense: Dense = None,
-    ) -> SearchResult:
-        """``hybrid`` (BM25 fused with the SCM, and a dense leg) of the alias's current
-        indices."""
-        return await self._following(
-            lambda searcher: searcher.hybrid(
-                query,
-                k,
-                from_=from_,
-                filter=filter,
-                fusion=fusion,
-                depth=depth,
-                explain=explain,
-                dense=dense,
-            )
-        )
-
-    async def bm25(
-        self, query: str, k: int = 10, *, from_: int = 0, filter: Any = None
-    ) -> SearchResult:
-        """``bm25`` (Elasticsearch's BM25) of the alias's current indices."""
-        return await self._following(
-            lambda searcher: searcher.bm25(query, k, from_=from_, filter=filter)
-        )
-
-    async def dense(
-        self, query: str, k: int = 10, *, from_: int = 0, filter: Any = None, dense: Dense = None
-    ) -> SearchResult:
-        """``dense`` (Elasticsearch's kNN search alone) of the alias's current indices."""
-        return await self._following(
-            lambda searcher: searcher.dense(query, k, from_=from_, filter=filter, dense=dense)
-        )
-
-    async def rescore(
-        self,
-        query: str,
-        *,
-        ids: Sequence[str] | None = None,
-        es_query: Mapping[str, Any] | None = None,
-        size: int = 100,
-        k: int | None = None,
-        explain: bool = False,
-    ) -> SearchResult:
-        """``rescore`` (the exact SCM of given candidates) on the alias's current indices."""
-        return await self._following(
-            lambda searcher: searcher.rescore(
-                query, ids=ids, es_query=es_query, size=size, k=k, explain=explain
-            )
-        )
-
-    async def _following(self, search: Callable[[AsyncSearcher], Any]) -> SearchResult:
-        """``search`` on the searcher of the alias's current indices; an index deleted between
-        resolving the alias and searching it (a swap just happened) is not an error: the alias
-        is resolved again and the search repeated, up to ``attempts`` times in all."""
-        for attempt in range(1, self.attempts + 1):
-            searcher = await self.searcher(refresh=attempt > 1)
-            try:
-                return await search(searcher)
-            except (NotFoundError, IndexNotFoundError):
-                if attempt == self.attempts:
-                    raise
-                logger.info("%s: %s went away; resolving again", self.alias, searcher.name)
-        raise AssertionError("unreachable")  # pragma: no cover
+        super().__init__(client, alias, list(models), **searcher_options)

@@ -15,10 +15,17 @@ sync one generated) answers a query in one of five ways, each its own method:
 ``dense``    Elasticsearch's kNN search on a ``dense_vector`` field alone, as it scores it.
 
 ``rescore`` gives the exact SCM of given candidates, and ``batch_search`` runs many queries of
-one method at once (their first requests in one ``_msearch``, their query vectors encoded in
-one batch). The vectors of an index that es-scm filled with dense vectors are searched with the
-query encoded by the index's encoder: the one given to the searcher (``encoder=``), else the
-one ``_meta`` names, loaded once; either way its identity must be the recorded one.
+one method at once (each round trip of all of them in one ``_msearch``, their query vectors
+encoded in one batch).
+
+Each method is a plan (:mod:`es_scm.elastic.plans`): the requests it sends, round trip by round
+trip, and how it finishes. The searcher checks the method's options, makes its plan, and runs
+one loop for every method: what the plan asks goes in one request (one ``search``, or one
+``_msearch`` for several), its answers go back to the plan, until the plan is done.
+
+The vectors of an index that es-scm filled with dense vectors are searched with the query encoded
+by the index's encoder: the one given to the searcher (``encoder=``), else the one ``_meta``
+names, loaded once; either way its identity must be the recorded one.
 
 Every answer is read through the searcher's :class:`~es_scm.elastic.target.TargetCheck`: whole,
 and from the indices the model was checked on, else the model is checked again and the search
@@ -29,9 +36,11 @@ cannot carry a negative weight) and ``sparse_vector`` stores positive values onl
 negative similarities or weights the native ranking is an approximation, and exact search
 reports ``exact_guarantee=False``.
 
-The code reads top-down in the order the requests go. It is written once, for asyncio, in
-``es_scm/elastic/_async/searcher.py``; ``scripts/generate_sync.py`` generates the sync searcher
-from it.
+What the searcher learns of the cluster it learns once: the model check, the clause limit, and
+whether the cluster has the ``sparse_vector`` query (where it has not, the same Lucene query is
+sent as ``term`` clauses from then on). The code reads top-down in the order the requests go.
+It is written once, for asyncio, in ``es_scm/elastic/_async/searcher.py``;
+``scripts/generate_sync.py`` generates the sync searcher from it.
 """
 
 from __future__ import annotations
@@ -39,73 +48,34 @@ from __future__ import annotations
 import dataclasses
 import logging
 import os
-import time
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, overload
 
-from elasticsearch import ApiError, AsyncElasticsearch
+from elasticsearch import ApiError, AsyncElasticsearch, NotFoundError
 
 from es_scm.defaults import MAX_QUERY_WORDS
 from es_scm.elastic._async.client import cluster_max_clauses
 from es_scm.elastic.concurrency import async_compute, async_map_concurrently
 from es_scm.elastic.connection import error_reason
-from es_scm.elastic.dense import (
-    DenseQuery,
-    check_encoder,
-    encode_texts,
-    field_for,
-    loaded,
-)
-from es_scm.elastic.explain import explanation_of
+from es_scm.elastic.dense import DenseQuery, check_encoder, encode_texts, field_for, loaded
 from es_scm.elastic.filters import FILTER_POLICIES, Filter, FilterPolicy
-from es_scm.elastic.hybrid import (
-    BM25Leg,
-    DenseLeg,
-    Leg,
-    LegList,
-    candidates_of,
-    fuse,
-    scm_list,
-)
 from es_scm.elastic.names import check_target_name
-from es_scm.elastic.query import (
-    ExpandedQuery,
-    QueryAccount,
-    QueryType,
-    bm25_query,
-    clause_budget,
-    expand_query,
-)
+from es_scm.elastic.plans import Context, Plan, RescorePlan, search_request
+from es_scm.elastic.query import ExpandedQuery, QueryType, expand_query
 from es_scm.elastic.requests import (
     Dense,
     Method,
     RescoreRequest,
     SearchRequest,
-    check_method_options,
     dense_per_query,
 )
-from es_scm.elastic.results import Hit, NotProvenError, PartialResultError, SearchResult, Stored
+from es_scm.elastic.results import NotProvenError, SearchResult
 from es_scm.elastic.schema import ModelMismatchError
-from es_scm.elastic.target import (
-    ATTEMPTS,
-    Checked,
-    Target,
-    TargetCheck,
-    TargetMoved,
-    require_whole,
-)
-from es_scm.elastic.windows import (
-    KEEP_ALIVE,
-    ExactWindows,
-    Window,
-    msearch_lines,
-    point_in_time_refused,
-)
+from es_scm.elastic.target import ATTEMPTS, Checked, Target, TargetCheck, TargetMoved
+from es_scm.elastic.windows import msearch_lines
 from es_scm.encoder import SentenceEncoder
 from es_scm.fusion import Fusion
 from es_scm.options import DenseOptions
-from es_scm.similarity.scoring import rank
 from es_scm.validation import POSITIVE_INT, Options, OrNone, check
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -119,32 +89,21 @@ _TOO_MANY_CLAUSES = "maxClauseCount"  # Lucene's refusal of a query over the cla
 _MSEARCH_SIZE = 100  # searches per _msearch request of a batch
 
 
-@dataclass(frozen=True)
-class _Prepared:
-    """A search ready to send: its request, its expanded query (None for BM25 and dense
-    search), the account of its terms, its first searches (keyword arguments of ``search``; a
-    batch sends them in one ``_msearch``), exact search's windows when it has them, when it
-    started, and the legs that Elasticsearch retrieves (hybrid search's BM25 and dense legs,
-    dense search's kNN: their top lists are the first searches)."""
-
-    request: SearchRequest | RescoreRequest
-    expanded: ExpandedQuery | None
-    account: QueryAccount
-    first: tuple[dict[str, Any], ...]
-    windows: ExactWindows | None
-    started: float
-    legs: tuple[Leg, ...] = ()
-    known: Mapping[str, _Known] = field(default_factory=dict)  # by leg: a batch's (_prefetched)
+class _QueryFormChanged(Exception):
+    """The cluster has no ``sparse_vector`` query: the plan is made again with term clauses."""
 
 
-@dataclass(frozen=True)
-class _Known:
-    """A leg's scores of the documents ``asked``, asked for before they were needed (a batch
-    asks for those of every document that its first answers found, in one ``_msearch``):
-    ``scores`` of those the leg matches, the others score 0."""
-
-    asked: frozenset[str]
-    scores: Mapping[str, float]
+async def _take(reading: tuple[int, Plan, Sequence[Mapping[str, Any]] | None]) -> int | None:
+    """A batch's plan takes its answers; its position if it must run alone instead (one of
+    its searches failed, or it read another index)."""
+    position, plan, answers = reading
+    if answers is None:
+        return position
+    try:
+        plan.take(answers)
+    except TargetMoved:
+        return position
+    return None
 
 
 class AsyncSearcher:
@@ -165,7 +124,11 @@ class AsyncSearcher:
         :class:`~es_scm.elastic.aio.AsyncSearcher`.
     name : str
         An es-scm index, an alias, or a pattern of indices built with ``model``.
-    model : SoftCosineModel
+    model : SoftCosineModel, or an iterable of them
+        The model of the indices; several where the name is an alias that moves from the indices
+        of one model to those of another (a model swap, :func:`~es_scm.elastic.reindex_into_alias`):
+        each search then reads the indices with the model they record (add the next one with
+        :meth:`add_model` before the swap).
     max_clauses : int, optional
         The most clauses a query may have; default: the cluster's limit (see
         :func:`~es_scm.elastic.cluster_max_clauses`). Filters count too.
@@ -198,7 +161,7 @@ class AsyncSearcher:
         self,
         client: AsyncElasticsearch,
         name: str,
-        model: SoftCosineModel,
+        model: SoftCosineModel | Iterable[SoftCosineModel],
         *,
         max_clauses: int | None = None,
         max_window: int = 10_000,
@@ -208,7 +171,6 @@ class AsyncSearcher:
         encoder: SentenceEncoder | str | os.PathLike[str] | None = None,
     ) -> None:
         self.client = client
-        self.model = model
         if encoder is not None and not isinstance(encoder, SentenceEncoder):
             encoder = SentenceEncoder(encoder)
         self.encoder: SentenceEncoder | None = encoder
@@ -228,6 +190,16 @@ class AsyncSearcher:
     def name(self) -> str:
         """The index, alias or pattern searched."""
         return self.target.name
+
+    @property
+    def model(self) -> SoftCosineModel:
+        """The model of the indices last checked (before the first search: the first given)."""
+        return self.target.model
+
+    def add_model(self, model: SoftCosineModel) -> None:
+        """Search indices built with ``model`` too (e.g. the next model of an alias, before the
+        swap to it)."""
+        self.target.add(model)
 
     # -- what the index is ------------------------------------------------------------------------
 
@@ -257,7 +229,7 @@ class AsyncSearcher:
     async def expand(self, query: str) -> ExpandedQuery:
         """The query's vector, soft norm and expansion (see :mod:`es_scm.elastic.query`)."""
         checked = await self._ready()
-        return expand_query(self.model, query, self.target.limit, checked.expansion)
+        return expand_query(self.target.model, query, self.target.limit, checked.expansion)
 
     # -- searching, by intent ---------------------------------------------------------------------
 
@@ -288,8 +260,10 @@ class AsyncSearcher:
         QueryTooLongError
             When the query has more than ``max_query_words`` words.
         """
-        request = self._request("search", query, k, from_=from_, filter=filter, explain=explain)
-        result = await self._run(request)
+        plan, request = self._request(
+            "search", query, k, from_=from_, filter=filter, explain=explain
+        )
+        result = await self._run(plan, request)
         if result.unproven:
             raise NotProvenError(result.unproven, result)
         return result
@@ -306,8 +280,10 @@ class AsyncSearcher:
         """The top ``k`` after ``from_`` by Elasticsearch's score divided by ‖Wx‖_S: the SCM up
         to the 9-bit precision of the stored values, in one request. ``filter`` and ``explain``
         as in :meth:`search` (the explanation is of the exact SCM)."""
-        request = self._request("native", query, k, from_=from_, filter=filter, explain=explain)
-        return await self._run(request)
+        plan, request = self._request(
+            "native", query, k, from_=from_, filter=filter, explain=explain
+        )
+        return await self._run(plan, request)
 
     async def hybrid(
         self,
@@ -342,7 +318,7 @@ class AsyncSearcher:
         (``exact_guarantee``) only when every leg's list is its exact top: a dense leg's field
         must be indexed ``flat`` (exact kNN; a note says so otherwise).
         """
-        request = self._request(
+        plan, request = self._request(
             "hybrid",
             query,
             k,
@@ -353,7 +329,7 @@ class AsyncSearcher:
             depth=depth,
             dense=dense,
         )
-        return await self._run(request)
+        return await self._run(plan, request)
 
     async def bm25(
         self, query: str, k: int = 10, *, from_: int = 0, filter: Filter = None
@@ -361,8 +337,8 @@ class AsyncSearcher:
         """The top ``k`` after ``from_`` by Elasticsearch's BM25 (a ``match`` query on the text
         field, analyzed by the index's analyzer), scores as Elasticsearch gives them: the
         baseline on the same index. ``filter`` as in :meth:`search`."""
-        request = self._request("bm25", query, k, from_=from_, filter=filter)
-        return await self._run(request)
+        plan, request = self._request("bm25", query, k, from_=from_, filter=filter)
+        return await self._run(plan, request)
 
     async def dense(
         self,
@@ -383,8 +359,8 @@ class AsyncSearcher:
         :meth:`search`. ``exact_guarantee`` holds when the field is indexed ``flat`` (exact
         kNN).
         """
-        request = self._request("dense", query, k, from_=from_, filter=filter, dense=dense)
-        return await self._run(request)
+        plan, request = self._request("dense", query, k, from_=from_, filter=filter, dense=dense)
+        return await self._run(plan, request)
 
     async def rescore(
         self,
@@ -412,7 +388,7 @@ class AsyncSearcher:
         request = RescoreRequest.of(
             query, ids, es_query, size, k, explain, max_words=self.max_query_words
         )
-        return await self._run(request)
+        return await self._run(RescorePlan, request)
 
     @overload
     async def batch_search(
@@ -465,32 +441,30 @@ class AsyncSearcher:
             :class:`~es_scm.elastic.dense.DenseQuery`: a sequence in the queries' order, or a
             mapping by query id.
         threads : int
-            Queries continued at once after the first requests (threads of the sync searcher,
-            tasks of the asyncio one).
+            Queries whose answers are read at once (threads of the sync searcher, tasks of the
+            asyncio one).
         unproven : {"raise", "keep"}
             Exact search only: raise the first query's :class:`NotProvenError` (as a call of
             ``search`` would), or keep its result, whose ``unproven`` says why.
 
-        The first request of every query (exact search's first window, native's or BM25's
-        page, hybrid search's BM25 list and first window) goes in one ``_msearch`` per 100
-        searches; hybrid search's BM25 scores of the candidates outside BM25's list, for every
-        query, in one more; what a query needs after them (more windows, the scores of
-        candidates those windows found) is asked for on ``threads`` workers. A query whose
-        first request fails, or whose answer comes from other indices, is searched again alone,
-        as a single call would.
+        Every round trip of every query goes in one ``_msearch`` per 100 searches: the first
+        of all of them (exact search's first window, native's or BM25's page, hybrid search's
+        lists), then the second of those that need one (a larger window, scores still owed),
+        and so on. A query one of whose searches fails, or whose answer comes from other
+        indices, is searched again alone, as a single call would.
         """
-        check_method_options(method, options)
         threads = check(threads, "threads", POSITIVE_INT)
         unproven = check(unproven, "unproven", Options(("raise", "keep")))
         if isinstance(queries, str):
             raise ValueError("queries must be a sequence of query texts or a mapping id → text")
         texts = list(queries.values()) if isinstance(queries, Mapping) else list(queries)
         dense = dense_per_query(queries, options.pop("dense", None))
-        requests = [
+        made = [
             self._request(method, text, k, **options, **({} if d is None else {"dense": d}))
             for text, d in zip(texts, dense, strict=True)
         ]
-        results = await self._batch(requests, threads)
+        plan = made[0][0] if made else search_request(method, "", k, max_words=1, **options)[0]
+        results = await self._batch(plan, [request for _, request in made], threads)
         failed = next((result for result in results if result.unproven), None)
         if unproven == "raise" and failed is not None and failed.unproven:
             raise NotProvenError(failed.unproven, failed)
@@ -498,10 +472,12 @@ class AsyncSearcher:
             return dict(zip(queries, results, strict=True))
         return results
 
-    # -- one search: checked, prepared, sent, read -------------------------------------------------
+    # -- one search: checked, planned, sent round trip by round trip ------------------------------
 
-    def _request(self, method: str, query: str, k: int, **options: Any) -> SearchRequest:
-        return SearchRequest.of(
+    def _request(
+        self, method: str, query: str, k: int, **options: Any
+    ) -> tuple[type[Plan], SearchRequest]:
+        return search_request(
             method,
             query,
             k,
@@ -511,20 +487,34 @@ class AsyncSearcher:
             **options,
         )
 
-    async def _run(self, request: SearchRequest | RescoreRequest) -> SearchResult:
-        """``request``'s result, from the indices the model was checked on: after an answer
-        from elsewhere the model is checked again and the search repeated; an answer without
-        hits is confirmed by one more look at the indices."""
+    async def _run(self, plan: type[Plan], request: SearchRequest | RescoreRequest) -> SearchResult:
+        """``request``'s result by ``plan``, from the indices the model was checked on: after an
+        answer from elsewhere the model is checked again and the search repeated; an answer
+        without hits is confirmed by one more look at the indices."""
         for _ in range(ATTEMPTS):
             checked = await self._fields_known(await self._ready(), [request])
+            if isinstance(request, SearchRequest):
+                (request,) = await self._with_vectors(checked, [request])
+            planned = plan(request, self._context(checked))
             try:
-                result = await self._sent(checked, request)
+                while (searches := planned.next()) is not None:
+                    planned.take(await self._send(searches))
             except TargetMoved as moved:
                 await self._recheck(checked.target, moved.total)
                 continue
+            except NotFoundError:  # an index of the name went away (an alias moved): look again
+                await self._recheck(checked.target, None)
+                continue
+            except _QueryFormChanged:
+                continue
+            result = planned.result()
             if result.hits or await self._recheck(checked.target, None):
                 return result
         raise self.target.moved_too_often()
+
+    def _context(self, checked: Checked) -> Context:
+        model = checked.model or self.target.model
+        return Context(model, checked, self.target.limit, self.query_type, self.max_window)
 
     async def _ready(self) -> Checked:
         """The model checked (once) and the clause limit known (once)."""
@@ -569,38 +559,59 @@ class AsyncSearcher:
             raise self.target.moved(error) from error
         return self.target.still(seen, now, total)
 
-    async def _sent(
-        self, checked: Checked, request: SearchRequest | RescoreRequest
-    ) -> SearchResult:
-        """The search, with term clauses where the cluster has no sparse_vector query, and the
-        cluster's refusal of too many clauses in one line."""
+    async def _send(self, searches: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+        """The answers to one round trip of a plan: one ``search`` (or ``mget``), or one
+        ``_msearch`` of several searches, each refusing a partial answer. A search that the
+        ``_msearch`` answers with an error is sent alone, so that its error is raised as a
+        single search raises it."""
         try:
-            try:
-                return await self._answer(checked, request)
-            except ApiError as error:
-                if self.query_type != "sparse_vector" or _NO_QUERY not in str(error):
-                    raise
+            if len(searches) == 1:
+                (search,) = searches
+                if search.get("api") == "mget":
+                    arguments = {key: value for key, value in search.items() if key != "api"}
+                    return [(await self.client.mget(**arguments, source=True)).body]
+                return [await self._search(**search)]
+            answers = await self._msearch_request(searches)
+            failed = next((n for n, answer in enumerate(answers) if "error" in answer), None)
+            if failed is not None:
+                await self._search(**searches[failed])  # raises its error
+                answers = await self._msearch_request(searches)  # it passed alone: once more
+                if any("error" in answer for answer in answers):
+                    raise RuntimeError(f"{self.name!r}: a search of an _msearch failed twice")
+            return answers
+        except ApiError as error:
+            raise self._refusal(error) from error
+
+    def _refusal(self, error: ApiError) -> Exception:
+        """What a refused search means: the cluster has no ``sparse_vector`` query (learned once:
+        term clauses from then on), or the query is over the clause limit (one line)."""
+        if self.query_type == "sparse_vector" and _NO_QUERY in str(error):
             # Up to 8.17 the query came with the machine-learning plugin, which minimal
             # distributions leave out; boosted term clauses are the same Lucene query.
             logger.warning("%s: no sparse_vector query; searching with term clauses", self.name)
             self.query_type = "bool"
-            return await self._answer(checked, request)
-        except ApiError as error:
-            if _TOO_MANY_CLAUSES not in str(error):
-                raise
-            raise ValueError(
+            return _QueryFormChanged()
+        if _TOO_MANY_CLAUSES in str(error):
+            return ValueError(
                 f"the query and its filters exceed the cluster's limit of {self.target.limit} "
                 f"clauses ({error_reason(error)}); shorten the query or use fewer filters"
-            ) from error
+            )
+        return error
 
-    async def _answer(
-        self, checked: Checked, request: SearchRequest | RescoreRequest
-    ) -> SearchResult:
-        if isinstance(request, SearchRequest):
-            (request,) = await self._with_vectors(checked, [request])
-        prepared = self._prepare(checked, request)
-        answers = [await self._search(**search) for search in prepared.first]
-        return await self._finish(checked.target, prepared, answers)
+    async def _search(self, **kwargs: Any) -> dict[str, Any]:
+        """A search that fails when a shard fails: a partial result would be silently wrong
+        (missing hits, and no proof of exactness)."""
+        response = await self.client.search(**kwargs, allow_partial_search_results=False)
+        return response.body
+
+    async def _msearch_request(
+        self, searches: Sequence[Mapping[str, Any]]
+    ) -> list[Mapping[str, Any]]:
+        named = any(search.get("include_named_queries_score") for search in searches)
+        response = await self.client.msearch(
+            searches=msearch_lines(searches), include_named_queries_score=named or None
+        )
+        return list(response["responses"])
 
     # -- dense vectors: the index's encoder, the queries' vectors ---------------------------------
 
@@ -662,450 +673,61 @@ class AsyncSearcher:
         self.encoder, self._encoder_checked = encoder, identity.get("weights")
         return encoder, dims, identity
 
-    def _prepare(self, checked: Checked, request: SearchRequest | RescoreRequest) -> _Prepared:
-        """The query expanded within the clause limit, and the first searches of its method."""
-        started = time.perf_counter()
-        index, limit = checked.target.name, self.target.limit
-        if isinstance(request, RescoreRequest):
-            expanded = expand_query(self.model, request.text, limit, checked.expansion)
-            return _Prepared(request, expanded, QueryAccount(), (), None, started)
-        filters = request.filters
-        if request.method == "bm25":
-            clause_budget(limit, filters, request.words)  # BM25's clauses fit beside the filters
-            page = Window(request.from_, request.k).search(index, bm25_query(request.text, filters))
-            return _Prepared(request, None, QueryAccount(), (page,), None, started)
-        if request.method == "dense":
-            (leg,) = self._legs(checked, request)
-            page = {"index": index, **leg.top(request.need, filters), "from_": request.from_}
-            page["size"] = request.k
-            return _Prepared(request, None, QueryAccount(), (page,), None, started, (leg,))
-        budget = clause_budget(limit, filters, request.words if request.method == "hybrid" else 0)
-        expanded = expand_query(self.model, request.text, budget, checked.expansion)
-        depth = request.depth or request.need  # hybrid: each leg's top depth
-        legs = self._legs(checked, request) if request.method == "hybrid" else []
-        first = [{"index": index, **leg.top(depth, filters)} for leg in legs]
-        windows = None
-        if not expanded.empty and (request.method != "hybrid" or "scm" in request.legs):
-            query = expanded.es_query(self.query_type, filters)
-            if request.method == "native":
-                first.append(Window(request.from_, request.k).search(index, query))
-            else:  # exact search's first window (hybrid search: of the SCM leg's top depth)
-                windows = ExactWindows(expanded, depth, self.max_window)
-                first.append(windows.first().search(index, query))
-        account = expanded.account(limit)
-        return _Prepared(request, expanded, account, tuple(first), windows, started, tuple(legs))
+    # -- a batch: every round trip of every query in one _msearch ----------------------------------
 
-    def _legs(self, checked: Checked, request: SearchRequest) -> list[Leg]:
-        """The legs of a hybrid search that Elasticsearch retrieves, each by one search (BM25,
-        the dense kNN; the SCM is exact search's windows); dense search's one kNN leg."""
-        legs: list[Leg] = []
-        names = request.legs if request.method == "hybrid" else ("dense",)
-        if "bm25" in names:
-            legs.append(BM25Leg(request.text))
-        if "dense" in names:
-            query = request.dense
-            assert isinstance(query, DenseQuery), "the query's vector is known (_with_vectors)"
-            legs.append(DenseLeg(query, field_for(self.name, checked.dense_fields, query)))
-        return legs
-
-    async def _search(self, **kwargs: Any) -> dict[str, Any]:
-        """A search that fails when a shard fails: a partial result would be silently wrong
-        (missing hits, and no proof of exactness)."""
-        response = await self.client.search(**kwargs, allow_partial_search_results=False)
-        return response.body
-
-    async def _finish(
-        self, target: Target, prepared: _Prepared, answers: Sequence[Mapping[str, Any]]
-    ) -> SearchResult:
-        """The result of a prepared search from the answers to its first searches."""
-        request = prepared.request
-        if isinstance(request, RescoreRequest):
-            return await self._rescored(target, prepared, request)
-        if request.method == "bm25":
-            hits = [Hit.of(Stored.of(hit), float(hit["_score"])) for hit in target.hits(answers[0])]
-            return self._result(prepared, hits, candidates=len(hits), rounds=1)
-        if request.method == "dense":
-            (leg,) = prepared.legs
-            assert isinstance(leg, DenseLeg), "dense search has its kNN leg"
-            hits = [Hit.of(Stored.of(hit), float(hit["_score"])) for hit in target.hits(answers[0])]
-            exact = leg.field.exact
-            notes = () if exact else (leg.field.approximate_note(),)
-            return self._result(
-                prepared, hits, candidates=len(hits), rounds=1, exact_guarantee=exact, notes=notes
-            )
-        if request.method == "hybrid":
-            return await self._hybrid(target, prepared, request, answers)
-        if not answers:  # no vocabulary terms: nothing can score above 0
-            return self._result(prepared, [], exact_guarantee=True)
-        if request.method == "native":
-            return self._native(target, prepared, request, answers[0])
-        return await self._exact(target, prepared, request, answers[0])
-
-    # -- the methods' reading of their answers -----------------------------------------------------
-
-    def _native(
-        self,
-        target: Target,
-        prepared: _Prepared,
-        request: SearchRequest,
-        response: Mapping[str, Any],
-    ) -> SearchResult:
-        expanded = prepared.expanded
-        assert expanded is not None, "native search has an expanded query"
-        hits = []
-        for hit in target.hits(response):
-            score = expanded.native_score(hit["_score"])
-            hits.append(self._hit(Stored.of(hit), score, expanded, request.explain, native=score))
-        return self._result(prepared, hits, candidates=len(hits), rounds=1)
-
-    async def _exact(
-        self,
-        target: Target,
-        prepared: _Prepared,
-        request: SearchRequest,
-        first: Mapping[str, Any],
-    ) -> SearchResult:
-        """Exact search: the first window's answer, then windows twice as large until the top
-        ``from_ + k`` is proven (:mod:`es_scm.elastic.windows`)."""
-        expanded, windows = prepared.expanded, prepared.windows
-        assert expanded is not None, "exact search has an expanded query"
-        assert windows is not None, "and windows, unless the query is empty"
-        windows.take(target.hits(first))
-        if not windows.final:
-            await self._more_windows(target, expanded, request.filters, windows)
-        hits = [
-            self._hit(
-                c.stored, c.score, expanded, request.explain, expanded.native_score(c.es_score)
-            )
-            for c in windows.top(request.from_)
-        ]
-        return self._result(
-            prepared,
-            hits,
-            candidates=len(windows.candidates),
-            rounds=windows.rounds,
-            exact_guarantee=windows.proven and not expanded.has_negative,
-            unproven=windows.unproven(request.k, request.from_),
-        )
-
-    async def _more_windows(
-        self,
-        target: Target,
-        expanded: ExpandedQuery,
-        filters: Sequence[Mapping[str, Any]],
-        windows: ExactWindows,
-    ) -> None:
-        """The windows after the first, over one state of the index: in a point in time, else
-        each read whole (:mod:`es_scm.elastic.windows`)."""
-        query = expanded.es_query(self.query_type, filters)
-        pit = await self._open_point_in_time(target)
-        windows.reread(point_in_time=pit is not None)
-        try:
-            while (window := windows.next()) is not None:
-                response = await self._search(**window.search(target.name, query, pit))
-                pit = response.get("pit_id", pit)
-                windows.take(target.hits(response))
-        finally:
-            if pit is not None:
-                await self._close_point_in_time(pit)
-
-    async def _open_point_in_time(self, target: Target) -> str | None:
-        """A point in time of ``target``'s indices, or None where the cluster refuses one."""
-        try:
-            response = await self.client.open_point_in_time(
-                index=target.name, keep_alive=KEEP_ALIVE
-            )
-        except ApiError as error:
-            if not point_in_time_refused(error.meta.status):
-                raise  # the cluster is in trouble, or the index is gone: searching would fail too
-            logger.warning(
-                "%s: no point in time (HTTP %s: %s); exact mode reads each window whole instead",
-                target.name,
-                error.meta.status,
-                error_reason(error),
-            )
-            return None
-        pit: str = response["id"]
-        try:
-            require_whole(response.body, f"opening a point in time of {target.name!r}")
-        except PartialResultError:
-            await self._close_point_in_time(pit)
-            raise
-        return pit
-
-    async def _close_point_in_time(self, pit: str) -> None:
-        try:
-            await self.client.close_point_in_time(id=pit)
-        except Exception as error:  # it expires by itself after KEEP_ALIVE
-            logger.info(
-                "a point in time could not be closed (%s); it expires in %s", error, KEEP_ALIVE
-            )
-
-    async def _hybrid(
-        self,
-        target: Target,
-        prepared: _Prepared,
-        request: SearchRequest,
-        answers: Sequence[Mapping[str, Any]],
-    ) -> SearchResult:
-        """Hybrid search: each leg's top list, the SCM's by exact search's windows, then the
-        scores of the candidates outside each list, fused (:mod:`es_scm.elastic.hybrid`)."""
-        expanded, windows, fusion = prepared.expanded, prepared.windows, request.fusion
-        assert expanded is not None, "hybrid search has an expanded query"
-        assert fusion is not None, "and a fusion"
-        assert request.depth is not None, "and a depth"
-        legs = prepared.legs
-        lists: list[LegList] = []
-        stored: dict[str, Stored] = {}  # every candidate, with its whole source and vector
-        for leg, answer in zip(legs, answers, strict=False):
-            found = target.hits(answer)
-            lists.append(leg.read(found, request.depth))
-            for hit in found:
-                stored.setdefault(hit["_id"], Stored.of(hit))
-        scm: dict[str, float] = {}
-        notes: list[str] = []
-        fuses_scm = "scm" in request.legs
-        if windows is not None:
-            windows.take(target.hits(answers[len(legs)]))
-            if not windows.final:
-                await self._more_windows(target, expanded, request.filters, windows)
-            for candidate in windows.top():
-                scm[candidate.stored.id] = candidate.score
-                stored.setdefault(candidate.stored.id, candidate.stored)
-            reason = windows.unproven(request.depth, 0)
-            notes += [f"the SCM leg: {reason}"] if reason else []
-        if fuses_scm:
-            lists.append(scm_list(scm, request.depth, windows is None or windows.proven))
-        notes += [
-            leg.field.approximate_note()
-            for leg in legs
-            if isinstance(leg, DenseLeg) and not leg.field.exact
-        ]
-        others: dict[str, dict[str, float]] = {}
-        if fusion.uses_scores:  # every candidate needs every leg's score
-            candidates = candidates_of(lists)
-            for leg, leg_list in zip(legs, lists, strict=False):
-                missing = [c for c in candidates if c not in leg_list.scores]
-                known = prepared.known.get(leg.name)
-                others[leg.name] = await self._scores_of(target, leg, missing, known)
-            if fuses_scm:
-                missing_scm = [stored[c] for c in candidates if c not in scm]
-                exact = expanded.exact_scores([document.vector for document in missing_scm])
-                others["scm"] = {d.id: s for d, s in zip(missing_scm, exact, strict=True)}
-        fused = fuse(fusion, lists, others, request.need)
-        hits = [
-            Hit.of(
-                stored[doc_id],
-                score,
-                components=fused.components[doc_id],
-                explanation=(
-                    explanation_of(self.model, expanded, stored[doc_id])
-                    if request.explain
-                    else None
-                ),
-            )
-            for doc_id, score in fused.ranked[request.from_ : request.need]
-        ]
-        note = fused.note(request.need)
-        return self._result(
-            prepared,
-            hits,
-            candidates=fused.candidates,
-            rounds=1,
-            exact_guarantee=fused.proven,
-            notes=(*notes, *([] if note is None else [note])),
-        )
-
-    async def _scores_of(
-        self, target: Target, leg: Leg, ids: Sequence[str], known: _Known | None = None
-    ) -> dict[str, float]:
-        """``leg``'s scores of the documents ``ids`` (those it does not match score 0): those
-        ``known`` already, the others asked for in searches of at most ``leg.max_ids``
-        documents."""
-        scores: dict[str, float] = {}
-        if known is not None:
-            scores = {doc_id: known.scores[doc_id] for doc_id in ids if doc_id in known.scores}
-            ids = [doc_id for doc_id in ids if doc_id not in known.asked]
-        step = leg.max_ids or max(len(ids), 1)
-        for start in range(0, len(ids), step):
-            search = leg.scores_of(ids[start : start + step])
-            response = await self._search(index=target.name, **search)
-            scores.update(leg.read_scores(target.hits(response)))
-        return scores
-
-    async def _rescored(
-        self, target: Target, prepared: _Prepared, request: RescoreRequest
-    ) -> SearchResult:
-        expanded = prepared.expanded
-        assert expanded is not None, "a rescore has an expanded query"
-        missing: list[str] = []
-        if request.ids is not None:
-            documents, missing = await self._documents(target, request.ids)
-        else:
-            kwargs = {"query": request.es_query, "size": request.size, "source": True}
-            response = await self._search(index=target.name, **kwargs)
-            documents = {hit["_id"]: Stored.of(hit) for hit in target.hits(response)}
-        exact = expanded.exact_scores([document.vector for document in documents.values()])
-        ranked = rank(zip(documents, exact, strict=True))[: request.k]
-        hits = [  # no native score: not searched
-            self._hit(documents[doc_id], score, expanded, request.explain)
-            for doc_id, score in ranked
-        ]
-        return self._result(
-            prepared,
-            hits,
-            candidates=len(documents),
-            rounds=1,
-            exact_guarantee=request.ids is not None and not expanded.has_negative,
-            notes=(f"{len(missing)} candidate id(s) not found: {missing[:5]}",) if missing else (),
-        )
-
-    async def _documents(
-        self, target: Target, ids: Sequence[str]
-    ) -> tuple[dict[str, Stored], list[str]]:
-        """The stored documents of ``ids``: (found id → document, missing ids)."""
-        if not ids:
-            return {}, []
-        response = await self.client.mget(index=target.name, ids=list(ids), source=True)
-        return target.documents(response.body, ids)
-
-    def _hit(
-        self,
-        stored: Stored,
-        score: float,
-        expanded: ExpandedQuery,
-        explain: bool,
-        native: float | None = None,
-    ) -> Hit:
-        explanation = explanation_of(self.model, expanded, stored) if explain else None
-        return Hit.of(stored, score, native_score=native, explanation=explanation)
-
-    def _result(
-        self,
-        prepared: _Prepared,
-        hits: list[Hit],
-        *,
-        candidates: int = 0,
-        rounds: int = 0,
-        exact_guarantee: bool = False,
-        notes: tuple[str, ...] = (),
-        unproven: str | None = None,
-    ) -> SearchResult:
-        """The search's result, complete: its hits, how they were found, and its query's terms."""
-        request, account = prepared.request, prepared.account
-        return SearchResult(
-            hits=hits,
-            mode="rescore" if isinstance(request, RescoreRequest) else request.mode,
-            query_terms=account.query_terms,
-            expansion_terms=account.expansion_terms,
-            pruned_terms=account.pruned_terms,
-            candidates=candidates,
-            rounds=rounds,
-            exact_guarantee=exact_guarantee,
-            took_ms=(time.perf_counter() - prepared.started) * 1000,
-            notes=(*account.notes, *notes),
-            unproven=unproven,
-        )
-
-    # -- a batch: the first searches of every query in one _msearch --------------------------------
-
-    async def _batch(self, requests: list[SearchRequest], threads: int) -> list[SearchResult]:
-        """Every request's result, as :meth:`_run` gives it, the first searches sent together."""
+    async def _batch(
+        self, plan: type[Plan], requests: list[SearchRequest], threads: int
+    ) -> list[SearchResult]:
+        """Every request's result, as :meth:`_run` gives it, each round trip of all of them sent
+        together; a query one of whose searches failed, or that read another index, is run
+        alone."""
         if not requests:
             return []
         checked = await self._fields_known(await self._ready(), requests)
         requests = await self._with_vectors(checked, requests)  # encoded once, in one batch
-        prepared = [self._prepare(checked, request) for request in requests]
-        answers = await self._msearch([item.first for item in prepared])
-        prepared = await self._prefetched(checked.target, prepared, answers)
+        context = self._context(checked)
+        plans = [plan(request, context) for request in requests]
+        alone: set[int] = set()
+        active = list(range(len(plans)))
+        while active:
+            asked: list[tuple[int, list[dict[str, Any]]]] = []
+            for n in active:
+                searches = plans[n].next()
+                if searches is not None:
+                    asked.append((n, searches))
+            answers = await self._msearch([searches for _, searches in asked])
 
-        async def finish(position: int) -> SearchResult:
-            found = answers[position]
-            if found is not None:
-                try:
-                    return await self._finish(checked.target, prepared[position], found)
-                except TargetMoved:
-                    pass
-            return await self._run(requests[position])  # alone, as a single call
-
-        results = await async_map_concurrently(finish, range(len(requests)), threads)
-        empty = [n for n, result in enumerate(results) if not result.hits]
+            reading = [(n, plans[n], found) for (n, _), found in zip(asked, answers, strict=True)]
+            moved = await async_map_concurrently(_take, reading, threads)
+            alone.update(n for n in moved if n is not None)
+            active = [n for n, _ in asked if n not in alone]
+        results = [
+            await self._run(plan, requests[n]) if n in alone else plans[n].result()
+            for n in range(len(plans))
+        ]
+        empty = [n for n, result in enumerate(results) if not result.hits and n not in alone]
         if empty and not await self._recheck(checked.target, None):
             for n in empty:  # moved: searched again, alone
-                results[n] = await self._run(requests[n])
+                results[n] = await self._run(plan, requests[n])
         return results
 
-    async def _prefetched(
-        self,
-        target: Target,
-        prepared: list[_Prepared],
-        answers: Sequence[Sequence[Mapping[str, Any]] | None],
-    ) -> list[_Prepared]:
-        """``prepared`` with the scores that hybrid search's score fusion will ask for known.
-
-        A score fusion needs every leg's score of every candidate (:meth:`_hybrid`), and a
-        single call asks a leg for those of the candidates outside its list, one search a query.
-        A batch asks each leg, for every query in one ``_msearch``, for the scores of every
-        document that the query's first answers found outside the leg's list: the candidates
-        of a query whose SCM list the first window proves are among them. A query whose SCM
-        list needed more windows asks for the rest as a single call does. The scores are the
-        same either way (the ``ids`` restriction changes no score), and a search that failed or
-        answered from other indices is left to the query's own call.
-        """
-        asks: list[tuple[int, Leg, list[str]]] = []
-        for position, (item, found) in enumerate(zip(prepared, answers, strict=True)):
-            request = item.request
-            if found is None or not isinstance(request, SearchRequest):
-                continue
-            if request.method != "hybrid" or request.fusion is None:
-                continue
-            if not request.fusion.uses_scores:  # rank fusion reads the lists alone
-                continue
-            try:
-                lists = [[hit["_id"] for hit in target.hits(answer)] for answer in found]
-            except TargetMoved:
-                continue  # the query's own reading of its answers finds the move
-            seen = list(dict.fromkeys(doc_id for ids in lists for doc_id in ids))
-            for leg, ids in zip(item.legs, lists, strict=False):
-                own = set(ids)
-                outside = [doc_id for doc_id in seen if doc_id not in own]
-                # a leg that takes few ids a search (kNN) is left to the query's own call
-                if outside and (leg.max_ids is None or len(outside) <= leg.max_ids):
-                    asks.append((position, leg, outside))
-        if not asks:
-            return prepared
-        searches = [[{"index": target.name, **leg.scores_of(ids)}] for _, leg, ids in asks]
-        known: dict[int, dict[str, _Known]] = {}
-        for (position, leg, ids), answer in zip(asks, await self._msearch(searches), strict=True):
-            if answer is None:
-                continue
-            try:
-                scores = leg.read_scores(target.hits(answer[0]))
-            except TargetMoved:
-                continue
-            known.setdefault(position, {})[leg.name] = _Known(frozenset(ids), scores)
-        return [
-            replace(item, known=known[position]) if position in known else item
-            for position, item in enumerate(prepared)
-        ]
-
     async def _msearch(
-        self, groups: Sequence[Sequence[dict[str, Any]]]
-    ) -> list[Sequence[Mapping[str, Any]] | None]:
-        """The answers to each group of searches, sent in ``_msearch`` requests; None for a
-        group one of whose searches failed (or all, if a request was refused)."""
+        self, groups: Sequence[Sequence[Mapping[str, Any]]]
+    ) -> list[list[Mapping[str, Any]] | None]:
+        """The answers to each group of searches, sent in ``_msearch`` requests of at most
+        :data:`_MSEARCH_SIZE` searches; None for a group one of whose searches failed (or all,
+        if a request was refused)."""
         searches = [search for group in groups for search in group]
         answers: list[Mapping[str, Any]] = []
         try:
             for start in range(0, len(searches), _MSEARCH_SIZE):
-                lines = msearch_lines(searches[start : start + _MSEARCH_SIZE])
-                answers += (await self.client.msearch(searches=lines))["responses"]
+                answers += await self._msearch_request(searches[start : start + _MSEARCH_SIZE])
         except ApiError as error:
             logger.info(
                 "%s: _msearch refused (%s); one query at a time", self.name, error_reason(error)
             )
             return [None] * len(groups)
-        grouped: list[Sequence[Mapping[str, Any]] | None] = []
+        grouped: list[list[Mapping[str, Any]] | None] = []
         position = 0
         for group in groups:
             mine = answers[position : position + len(group)]
