@@ -315,7 +315,7 @@ def test_a_zero_query_vector_is_refused_before_any_request_where_it_has_no_direc
             ),
         }
         for name, call in calls.items():
-            with pytest.raises(ValueError) as refused:
+            with pytest.raises(ValueError, match="the query vector is all zeros") as refused:
                 call()
             assert str(refused.value) == (
                 "the query vector is all zeros, which has no cosine similarity with any vector: "
