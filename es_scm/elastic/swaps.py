@@ -164,8 +164,10 @@ def beaten(marker: Mapping[str, Any], now: dt.datetime) -> dict[str, Any]:
 
 
 def moved_marker(marker: Mapping[str, Any], now: dt.datetime) -> dict[str, Any]:
-    """``marker`` once the alias moved onto its index: no run writes it any more."""
-    return {**marker, "state": _MOVED, "moved": _timestamp(now)}
+    """``marker`` once the alias moved onto its index: no run writes it any more (its last
+    heartbeat is the move's)."""
+    stamp = _timestamp(now)
+    return {**marker, "state": _MOVED, "moved": stamp, "heartbeat": stamp}
 
 
 def retiring_marker(

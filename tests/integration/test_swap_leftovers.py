@@ -255,3 +255,46 @@ def test_the_rule_for_other_machines_kept_and_rolled_back_indices(es_client, ind
     assert cleanup.warning is None
     left = set(es_client.indices.get(index=f"{alias}-*"))
     assert left == {f"{alias}-fresh", f"{alias}-other", f"{alias}-plain", first, kept.index, third}
+
+
+def test_a_swap_renews_its_heartbeat_while_it_fills_and_marks_what_it_did(
+    es_client, index_name, monkeypatch
+):
+    """The marker as the rule reads it: the heartbeat renewed while the run fills (every 0.2 s
+    here), ``moved`` once the alias is on the index, ``kept`` on the index a ``keep_old`` swap
+    left."""
+    import es_scm.elastic._sync.aliases as swapping
+
+    monkeypatch.setattr(swapping, "HEARTBEAT", 0.2)
+    model = SoftCosineModel.build([d["text"] for d in SMALL])
+    first = reindex_into_alias(es_client, index_name, model, SMALL).index
+
+    def slowly():
+        for document in SMALL:
+            time.sleep(0.05)  # 1.5 s in all: several beats, and a heartbeat's second changes
+            yield document
+
+    second = reindex_into_alias(es_client, index_name, model, slowly(), keep_old=True, batch_size=5)
+
+    def marker(name: str) -> dict:
+        return es_client.indices.get_mapping(index=name)[name]["mappings"]["_meta"]["es_scm"][
+            "swap"
+        ]
+
+    mine = marker(second.index)
+    assert (mine["alias"], mine["state"], mine["run"]["pid"]) == (index_name, "moved", os.getpid())
+    assert mine["heartbeat"] == mine["moved"] > mine["started"]
+    assert marker(first)["kept"]["for"] == second.index
+    # the beats themselves: the marker while the run fills, read from another thread
+    seen: list[str] = []
+
+    def watching():
+        for document in SMALL:
+            time.sleep(0.05)
+            name = next(iter(swap_indices(es_client, index_name) - {first, second.index}), None)
+            if name is not None:
+                seen.append(marker(name)["heartbeat"])
+            yield document
+
+    reindex_into_alias(es_client, index_name, model, watching(), batch_size=5, grace=0)
+    assert len(set(seen)) >= 2, seen  # renewed while it filled

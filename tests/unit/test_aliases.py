@@ -208,3 +208,49 @@ def test_what_a_killed_swap_left_is_told_from_what_a_run_writes():
     # no machine known here: only the heartbeat tells
     leftovers, writing = swap_leftovers("news", metas, aliases, now, None, lambda pid: False)
     assert "dead-run" in [other.index for other in writing]
+
+
+def test_a_heartbeat_beats_while_its_block_runs_and_never_after(caplog):
+    """Both twins: beats every interval, a failing beat logged once while the beats go on, and
+    none after the block (a beat in flight ends first)."""
+    import asyncio
+    import logging
+    import time
+
+    from es_scm.elastic.concurrency import AsyncHeartbeat, Heartbeat
+
+    beats: list[float] = []
+
+    def beat() -> None:
+        beats.append(time.monotonic())
+        if len(beats) in (2, 3):
+            raise RuntimeError("the cluster went away")
+        time.sleep(0.02)  # a request in flight
+
+    with caplog.at_level(logging.WARNING, logger="es_scm.elastic.concurrency"):
+        with Heartbeat(0.05, beat):
+            time.sleep(0.5)
+        ended, count = time.monotonic(), len(beats)
+        time.sleep(0.2)
+    assert count >= 4
+    assert len(beats) == count
+    assert beats[-1] < ended
+    assert [r.getMessage() for r in caplog.records] == [
+        "a heartbeat failed (the cluster went away); retrying every beat"
+    ]
+
+    async def run() -> list[float]:
+        times: list[float] = []
+
+        async def abeat() -> None:
+            times.append(time.monotonic())
+            await asyncio.sleep(0.02)
+
+        async with AsyncHeartbeat(0.05, abeat):
+            await asyncio.sleep(0.5)
+        after = len(times)
+        await asyncio.sleep(0.2)
+        assert len(times) == after
+        return times
+
+    assert len(asyncio.run(run())) >= 4
