@@ -34,7 +34,7 @@ import json
 import os
 import stat
 import zipfile
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import IO, Any, NoReturn
 
@@ -46,6 +46,7 @@ __all__ = [
     "MAX_INFLATION",
     "ArrayHeader",
     "UnsafeFileError",
+    "decode_utf8",
     "file_kind",
     "human_bytes",
     "open_regular",
@@ -53,6 +54,7 @@ __all__ = [
     "read_json",
     "read_npy",
     "read_npz",
+    "utf8_lines",
 ]
 
 #: How many times its size on disk an ``.npz`` may unpack to. The arrays es-scm saves declare
@@ -157,6 +159,56 @@ def open_text(
     file (:func:`open_regular`): never a device or a named pipe, which could be endless or
     block."""
     return io.TextIOWrapper(open_regular(path, what, follow_symlinks=True), encoding, errors)
+
+
+#: The byte order marks of UTF-16 and UTF-32, which a file saved as "Unicode" starts with.
+_WIDE_MARKS = {
+    b"\xff\xfe\x00\x00": "UTF-32",
+    b"\x00\x00\xfe\xff": "UTF-32",
+    b"\xff\xfe": "UTF-16",
+    b"\xfe\xff": "UTF-16",
+}
+
+
+def decode_utf8(data: bytes, path: str | os.PathLike[str], first_line: int = 1) -> str:
+    """``data``, the text of ``path`` from line ``first_line`` on, decoded as UTF-8 (a byte
+    order mark at the start of the file dropped).
+
+    Raises
+    ------
+    ValueError
+        ``"FILE:LINE: not valid UTF-8 (…)"`` naming the line, the byte and its column, and the
+        encoding when the file starts with the byte order mark of UTF-16 or UTF-32 (a file
+        saved as "Unicode"); a NUL byte, which UTF-8 text does not hold but UTF-16 without a
+        mark does, is refused the same way.
+    """
+    try:
+        text = data.decode("utf-8-sig" if first_line == 1 else "utf-8")
+    except UnicodeDecodeError as error:
+        line = first_line + data.count(b"\n", 0, error.start)
+        column = error.start - (data.rfind(b"\n", 0, error.start) + 1) + 1
+        wide = next((name for mark, name in _WIDE_MARKS.items() if data.startswith(mark)), None)
+        hint = f": the file is {wide} (it starts with its byte order mark); save it as UTF-8"
+        raise ValueError(
+            f"{os.fspath(path)}:{line}: not valid UTF-8 (byte 0x{data[error.start]:02x} at "
+            f"column {column}: {error.reason})" + (hint if wide and first_line == 1 else "")
+        ) from None
+    if "\0" in text:
+        line = first_line + text.count("\n", 0, text.index("\0"))
+        raise ValueError(
+            f"{os.fspath(path)}:{line}: a NUL byte, which UTF-8 text does not hold (is the file "
+            "UTF-16? save it as UTF-8)"
+        )
+    return text
+
+
+def utf8_lines(path: str | os.PathLike[str], what: str = "file") -> Iterator[tuple[int, str]]:
+    """(line number, line without its end) of a text file the user named (:func:`open_text`'s
+    checks), each line decoded as UTF-8 when it is read: a byte that is not UTF-8 is an error
+    naming the file and the line (:func:`decode_utf8`), whatever the file's size."""
+    with open_regular(path, what, follow_symlinks=True) as stream:
+        for number, raw in enumerate(stream, start=1):
+            yield number, decode_utf8(raw, path, number).rstrip("\r\n")
 
 
 def _refuse_unopenable(

@@ -44,12 +44,14 @@ REPLACEMENTS = {
     "AsyncSCMIndex": "SCMIndex",
     "AsyncAliasSearcher": "AliasSearcher",
     "async_reindex_into_alias": "reindex_into_alias",
+    "async_remove_swap_leftovers": "remove_swap_leftovers",
     "AsyncIngestion": "Ingestion",
     "AsyncBatchSender": "BatchSender",
     # builtins
     "anext": "next",
     # the hand-written pairs of es_scm/elastic/concurrency.py
     "AsyncWorkers": "Workers",
+    "AsyncHeartbeat": "Heartbeat",
     "AsyncStop": "Stop",
     "async_compute": "compute",
     "async_batches": "batches",

@@ -11,6 +11,9 @@ from typing import Any
 import pytest
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
+#: How many times over the integration tests' ``scifact`` corpus holds BEIR SciFact's: one copy
+#: took 2.3 s to index on a quiet node, less than a test needs to signal a run that is going.
+SCIFACT_COPIES = 3
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 
 #: Six news snippets: politics, culture and business, with a ``topic`` on all but the last.

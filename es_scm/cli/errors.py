@@ -6,6 +6,8 @@ Every command, ``eval`` included, reports an error the same way: one line
 
 from __future__ import annotations
 
+import re
+
 __all__ = [
     "EXIT_ERROR",
     "EXIT_INTERRUPTED",
@@ -111,12 +113,37 @@ def _connection_detail(error: BaseException) -> str:
     return shorten_words(text, 160)
 
 
+#: OpenSSL's place in its own source, e.g. ``(_ssl.c:1010)``: no help to a user.
+_OPENSSL_PLACE = re.compile(r"\s*\(_ssl\.c:\d+\)")
+
+
 def _tls_detail(error: BaseException) -> str:
-    text = one_line(error)
+    """OpenSSL's reason, from the verification failure on: the client nests it in its errors'
+    representations (``TlsError(… SSLError([SSL: …] certificate verify failed: … (_ssl.c:1010)))``),
+    so a slice of that text has their closing parentheses but not the opening ones."""
+    text = _OPENSSL_PLACE.sub("", one_line(error))
     marker = "certificate verify failed:"
     if marker in text:
-        return shorten_words(text[text.index(marker) :], 120)
-    return shorten_words(text, 120)
+        text = text[text.index(marker) :]
+    return balanced(shorten_words(text, 120))
+
+
+def balanced(text: str) -> str:
+    """``text`` without the closing parentheses it does not open, and cut before an opening one
+    it does not close (so that it reads whole inside parentheses of its own)."""
+    kept: list[str] = []
+    opened: list[int] = []  # where, in ``kept``, each open parenthesis is
+    for character in text:
+        if character == ")":
+            if not opened:
+                continue
+            opened.pop()
+        elif character == "(":
+            opened.append(len(kept))
+        kept.append(character)
+    if opened:
+        kept = kept[: opened[0]]
+    return "".join(kept).rstrip(" ,;:")
 
 
 def shorten_words(text: str, width: int) -> str:

@@ -10,7 +10,9 @@ deleted by es-scm on its own, even when the run indexed nothing into it: another
 writing to it (issue 28, item 1: deleting after counting nothing deleted another run's
 documents), and es-scm's writes can no longer recreate it (:mod:`es_scm.elastic.indices`). The
 summary says so; ``--recreate`` replaces it. (The new index of a failed ``--alias`` run is
-deleted: its name is the run's own, no other run writes to it.)
+deleted: its name is the run's own, no other run writes to it. One that a run killed outright
+left behind is deleted by the next ``--alias`` run of that alias, which says so:
+:mod:`es_scm.elastic.swaps`.)
 
 SIGINT and SIGTERM end the command the same way (:mod:`es_scm.cli.signals`): the run reads no
 more documents, waits for its requests in flight, counts what they wrote, prints the summary
@@ -47,6 +49,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from elasticsearch import Elasticsearch
 
     from es_scm.elastic.ingest import IngestError, IngestReport
+    from es_scm.elastic.swaps import SwapCleanup
     from es_scm.model import SoftCosineModel
 
 MAX_FAILURES_SHOWN = 10
@@ -342,14 +345,18 @@ def _run_alias(
     total: int | None,
 ) -> int:
     from es_scm.elastic import (
+        AliasMovedError,
         AliasSwapError,
         IngestError,
         IngestInterrupted,
         Stop,
         reindex_into_alias,
+        remove_swap_leftovers,
     )
     from es_scm.elastic.aliases import new_index_name
 
+    with args.signals.deferred():  # a signal waits until the leftovers are deleted (or not)
+        _print_cleanup(remove_swap_leftovers(client, args.alias))
     name = new_index_name(args.alias)
     progress = progress_bar(total, args.no_progress)
     stop = Stop()
@@ -370,13 +377,16 @@ def _run_alias(
                 max_failures=args.max_failures,
                 optimize=args.optimize,
                 new_index=name,
+                clean_up=False,  # done above, and said
                 **_ingest_options(args, progress, stop),
             )
-    except (IngestError, IngestInterrupted, AliasSwapError) as stopped:
+    except (IngestError, IngestInterrupted, AliasSwapError, AliasMovedError) as stopped:
         _close(progress)
         _print_report(name, f"new index for the alias {args.alias}", stopped.report)
         if isinstance(stopped, AliasSwapError):
             raise CLIError(f"{stopped} (see --max-failures)") from stopped
+        if isinstance(stopped, AliasMovedError):
+            raise CLIError(str(stopped)) from stopped
         print(
             f"removed the new index {name!r}; the alias {args.alias!r} was not moved",
             file=sys.stderr,
@@ -394,6 +404,24 @@ def _run_alias(
     for old, why in swap.kept:
         print(f"kept the old index {old}: {why}")
     return EXIT_OK if swap.report.ok else EXIT_PARTIAL
+
+
+def _print_cleanup(cleanup: SwapCleanup) -> None:
+    """What a swap found of the swaps of its alias that were killed: each index it deleted,
+    each it left to the run still filling it, and why."""
+    for leftover in cleanup.deleted:
+        print(
+            f"deleted the index {leftover.index} that a killed swap of the alias "
+            f"{cleanup.alias} left behind: {leftover.why}"
+        )
+    for other in cleanup.writing:
+        print(
+            f"note: left the index {other.index} alone: another swap of the alias "
+            f"{cleanup.alias} is writing it ({other.why})",
+            file=sys.stderr,
+        )
+    if cleanup.warning is not None:
+        print(f"warning: {cleanup.warning}", file=sys.stderr)
 
 
 def read_metadata_mapping(path: str | None) -> Any:

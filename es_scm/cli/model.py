@@ -176,10 +176,12 @@ def source_lines(info: dict[str, Any], weight: float = 1.0) -> list[str]:
     if source == "synonyms":
         files = ", ".join(f["path"] for f in info.get("files", []))
         skipped = sum(f.get("multi_word_entries", 0) for f in info.get("files", []))
+        cut = info.get("rules_cut_to_nonzero_limit", 0)
         return [
             f"{share}synonyms from {files}: {info['pairs']:,} pairs in S, "
             f"{info['pairs_outside_vocabulary']:,} with a term outside the vocabulary, "
             f"{skipped:,} multi-word entries skipped"
+            + (f", {cut:,} rules cut to nonzero_limit={info['nonzero_limit']}" if cut else "")
         ]
     if source == "levenshtein":
         return [f"{share}edit distance (alpha {info['alpha']:g}, beta {info['beta']:g})"]

@@ -53,6 +53,9 @@ METHODS = {
     "bm25": "bm25",
     "dense": "dense",
 }
+#: The modes whose hits have an SCM to explain (``--explain``); bm25 and dense have none, and
+#: their methods take no ``explain`` option.
+EXPLAINED_MODES = ("exact", "native", "hybrid")
 #: Queries searched by one ``batch_search`` call of ``--queries`` (the progress bar's step).
 BATCH = 100
 
@@ -285,7 +288,7 @@ def _run(args: argparse.Namespace) -> int:
     bounded(query, args.max_query_words, "the query")
     model = load_model(args.model)
     options = search_options(args, model)
-    if args.mode not in ("bm25", "dense"):
+    if args.mode in EXPLAINED_MODES:
         options["explain"] = args.explain
     elif args.explain:
         raise CLIError(f"--explain explains the SCM: not with --mode {args.mode}", EXIT_USAGE)
@@ -333,7 +336,7 @@ def run_batch(args: argparse.Namespace) -> int:
     searcher.check()  # a missing index or another model fails before the first query
     started = time.perf_counter()
     options = search_options(args, model)
-    if args.mode != "bm25":
+    if args.mode in EXPLAINED_MODES:  # bm25 and dense have no SCM to explain (nor the option)
         options["explain"] = args.explain
     batch = _search_batch(searcher, topics, args, options, _BatchOutput(args, tag))
     if args.run and args.run != "-":  # a file is written whole, once every query is answered
@@ -368,8 +371,8 @@ def _batch_tag(args: argparse.Namespace) -> str:
         raise CLIError("--from goes with --json, not with --run", EXIT_USAGE)
     if args.explain and not args.json:
         raise CLIError("--explain goes with --json: a TREC run has no room for it", EXIT_USAGE)
-    if args.explain and args.mode == "bm25":
-        raise CLIError("--explain explains the SCM: not with --mode bm25", EXIT_USAGE)
+    if args.explain and args.mode not in EXPLAINED_MODES:
+        raise CLIError(f"--explain explains the SCM: not with --mode {args.mode}", EXIT_USAGE)
     if args.tag is not None and not args.run:
         raise CLIError("--tag names a run: it goes with --run", EXIT_USAGE)
     tag = args.mode if args.tag is None else args.tag

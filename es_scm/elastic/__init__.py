@@ -12,11 +12,11 @@ written once for asyncio in ``es_scm/elastic/_async/``, and the sync one is gene
 ``_sync/`` (the asyncio API: :mod:`es_scm.elastic.aio`).
 """
 
-from es_scm.elastic._sync.aliases import AliasSearcher, reindex_into_alias
+from es_scm.elastic._sync.aliases import AliasSearcher, reindex_into_alias, remove_swap_leftovers
 from es_scm.elastic._sync.client import cluster_max_clauses, cluster_version
 from es_scm.elastic._sync.index import SCMIndex
 from es_scm.elastic._sync.searcher import Searcher
-from es_scm.elastic.aliases import FLATTENED, AliasSwap, AliasSwapError
+from es_scm.elastic.aliases import FLATTENED, AliasMovedError, AliasSwap, AliasSwapError
 from es_scm.elastic.concurrency import Stop
 from es_scm.elastic.connection import client_from_env
 from es_scm.elastic.dense import DenseQuery, EncoderMismatchError
@@ -30,6 +30,7 @@ from es_scm.options import DenseOptions
 
 __all__ = [
     "FLATTENED",
+    "AliasMovedError",
     "AliasSearcher",
     "AliasSwap",
     "AliasSwapError",
@@ -57,4 +58,5 @@ __all__ = [
     "cluster_max_clauses",
     "cluster_version",
     "reindex_into_alias",
+    "remove_swap_leftovers",
 ]

@@ -23,7 +23,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from es_scm.elastic._async.aliases import AsyncAliasSearcher, async_reindex_into_alias
+from es_scm.elastic._async.aliases import (
+    AsyncAliasSearcher,
+    async_reindex_into_alias,
+    async_remove_swap_leftovers,
+)
 from es_scm.elastic._async.index import AsyncSCMIndex
 from es_scm.elastic._async.searcher import AsyncSearcher
 from es_scm.elastic.concurrency import AsyncStop
@@ -40,6 +44,7 @@ __all__ = [
     "AsyncStop",
     "async_client_from_env",
     "async_reindex_into_alias",
+    "async_remove_swap_leftovers",
 ]
 
 

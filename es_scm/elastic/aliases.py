@@ -18,7 +18,10 @@ the live one and moves the alias in one step:
 
 If anything fails before the move — the ingestion stops, more than ``max_failures`` documents
 fail, Elasticsearch refuses the move — the new index is deleted and the alias is untouched: the
-run created that index under a name of its own, and its writes have all returned. An alias name
+run created that index under a name of its own, and its writes have all returned. A move refused
+because another run moved the alias first is :class:`AliasMovedError`, which says so
+(:func:`moved_first`). A run killed outright cannot delete anything: the indices it leaves are
+marked, and the next swap of the alias deletes them (:mod:`es_scm.elastic.swaps`). An alias name
 that is a concrete index today (an application that searched the index ``news`` directly) is
 converted: the same atomic request removes that index and adds the alias, so it cannot be kept
 (:func:`check_replaceable`).
@@ -36,6 +39,7 @@ Pure code: the requests are made by :mod:`es_scm.elastic._async.aliases`.
 from __future__ import annotations
 
 import datetime as dt
+import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -45,19 +49,24 @@ from es_scm.elastic.ingest import IngestReport
 from es_scm.elastic.names import validate_index_name
 from es_scm.elastic.requests import IndexLayout, dense_options
 from es_scm.elastic.schema import mapping_options
+from es_scm.elastic.swaps import SwapCleanup
 from es_scm.options import DenseOptions
 
 __all__ = [
     "FLATTENED",
+    "AliasMovedError",
     "AliasSwap",
     "AliasSwapError",
     "alias_targets",
     "check_replaceable",
     "move_actions",
+    "moved_first",
     "new_index_name",
     "retirement",
     "swap_layout",
 ]
+
+logger = logging.getLogger(__name__)
 
 #: ``metadata_mapping=FLATTENED``: es-scm's default metadata mapping, not the current index's.
 FLATTENED = "flattened"
@@ -69,7 +78,8 @@ class AliasSwap:
 
     ``index`` is the new concrete index the alias points at now; ``previous`` what it pointed at
     before (empty for a new alias); ``deleted`` and ``kept`` (with the reason) the fate of each
-    previous index; ``report`` the ingestion's.
+    previous index; ``report`` the ingestion's; ``cleanup`` what the run deleted first, of what
+    killed swaps of the alias left behind (None if not asked: ``clean_up=False``).
     """
 
     alias: str
@@ -78,6 +88,39 @@ class AliasSwap:
     report: IngestReport
     deleted: list[str] = field(default_factory=list)
     kept: list[tuple[str, str]] = field(default_factory=list)
+    cleanup: SwapCleanup | None = None
+
+
+class AliasMovedError(RuntimeError):
+    """Another run moved the alias while this one filled its index: this run's new index was
+    deleted and the alias left as that run set it (``report``: this run's ingestion)."""
+
+    def __init__(self, message: str, report: IngestReport) -> None:
+        super().__init__(message)
+        self.report = report
+
+
+def moved_first(
+    alias: str,
+    name: str,
+    previous: Sequence[str],
+    aliases_now: Mapping[str, Any],
+    error: Exception,
+    report: IngestReport,
+) -> AliasMovedError:
+    """The error of a move that Elasticsearch refused because what it was to remove is gone
+    (``aliases [news] missing``): another run moved the alias first. ``aliases_now`` is the
+    get-alias answer of the alias after the refusal."""
+    now = sorted(index for index in aliases_now if index not in ("error", "status"))
+    before = ", ".join(previous) or "nothing"
+    points = ", ".join(now) if now else "nothing"
+    logger.info("%s: the move to %s was refused (%s)", alias, name, error)
+    return AliasMovedError(
+        f"another run moved the alias {alias!r} first: it points at {points} now, no longer at "
+        f"{before}; the new index {name!r} of this run was deleted and the alias left as that "
+        "run set it",
+        report,
+    )
 
 
 class AliasSwapError(RuntimeError):

@@ -24,6 +24,11 @@ the few things that cannot be generated because the two sides do them differentl
 :func:`async_map_concurrently` / :func:`map_concurrently`
     A function over items, at most ``limit`` at once, the results in the items' order (batch
     search's queries after their first requests).
+:class:`AsyncHeartbeat` / :class:`Heartbeat`
+    A call repeated every ``interval`` seconds while a block runs (a swap's heartbeat in its
+    new index's marker, :mod:`es_scm.elastic.swaps`): an asyncio task, or a daemon thread. A
+    call that fails is logged, once, and the beats go on; the block's end waits for a call in
+    flight, so that no beat lands after it.
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
+import logging
 import queue
 import threading
 from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Iterable, Iterator
@@ -38,8 +44,10 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Generic, TypeVar
 
 __all__ = [
+    "AsyncHeartbeat",
     "AsyncStop",
     "AsyncWorkers",
+    "Heartbeat",
     "Stop",
     "Workers",
     "async_batches",
@@ -49,6 +57,8 @@ __all__ = [
     "compute",
     "map_concurrently",
 ]
+
+logger = logging.getLogger(__name__)
 
 K = TypeVar("K")
 T = TypeVar("T")
@@ -288,3 +298,60 @@ def map_concurrently(function: Callable[[T], R], items: Iterable[T], limit: int)
         raise
     pool.shutdown()
     return results
+
+
+class AsyncHeartbeat:
+    """``async with AsyncHeartbeat(interval, beat):`` awaits ``beat()`` every ``interval``
+    seconds while the block runs (first after ``interval``), in a task of its own."""
+
+    def __init__(self, interval: float, beat: Callable[[], Awaitable[Any]]) -> None:
+        self.interval, self.beat = interval, beat
+        self._stop = AsyncStop()
+        self._task: asyncio.Task[None] | None = None
+
+    async def __aenter__(self) -> AsyncHeartbeat:
+        self._task = asyncio.create_task(self._run())
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        self._stop.set()
+        if self._task is not None:  # a beat in flight ends first: none lands after the block
+            await asyncio.shield(self._task)
+
+    async def _run(self) -> None:
+        failed = False
+        while not await self._stop.wait(self.interval):
+            try:
+                await self.beat()
+            except Exception as error:  # the work goes on; the lease may run out (logged)
+                if not failed:
+                    logger.warning("a heartbeat failed (%s); retrying every beat", error)
+                failed = True
+
+
+class Heartbeat:
+    """:class:`AsyncHeartbeat` for threads: ``beat()`` every ``interval`` seconds while the
+    ``with`` block runs, in a daemon thread."""
+
+    def __init__(self, interval: float, beat: Callable[[], Any]) -> None:
+        self.interval, self.beat = interval, beat
+        self._stop = Stop()
+        self._thread = threading.Thread(target=self._run, name="es-scm-heartbeat", daemon=True)
+
+    def __enter__(self) -> Heartbeat:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._stop.set()
+        self._thread.join()  # a beat in flight ends first: none lands after the block
+
+    def _run(self) -> None:
+        failed = False
+        while not self._stop.wait(self.interval):
+            try:
+                self.beat()
+            except Exception as error:  # the work goes on; the lease may run out (logged)
+                if not failed:
+                    logger.warning("a heartbeat failed (%s); retrying every beat", error)
+                failed = True

@@ -287,7 +287,21 @@ def field_for(index: str, fields: Mapping[str, DenseField], query: DenseQuery) -
             f"the query vector has {len(query.vector)} dimensions, the field {query.field!r} "
             f"of {index!r} {field.dims}"
         )
+    if field.similarity in _DIRECTIONAL and not any(query.vector):
+        # a cosine (or dot product of unit vectors) of the zero vector is undefined:
+        # Elasticsearch refuses it with a raw 400 after the request
+        raise ValueError(
+            f"the query vector is all zeros, which has no {field.similarity} similarity with any "
+            f"vector: the field {query.field!r} of {index!r} compares directions (give the "
+            "query's embedding, or leave out the dense leg)"
+        )
     return field
+
+
+#: The similarities of a ``dense_vector`` field that compare directions, for which a zero query
+#: vector means nothing (None: a field whose mapping does not say, which Elasticsearch makes
+#: cosine).
+_DIRECTIONAL = ("cosine", "dot_product", None)
 
 
 def check_encoder(

@@ -127,11 +127,13 @@ def layout_mapping(
     layout: IndexLayout,
     version: str | None = None,
     dense: Mapping[str, Any] | None = None,
+    swap: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The mapping of an index of ``model`` made as ``layout`` says (for the cluster's
     ``version``; without one, only checked: an analyzer or a metadata mapping that cannot be),
     with ``dense``, the record of the encoder of its dense vectors
-    (:func:`~es_scm.elastic.dense.dense_meta`) when ``layout.dense`` asks for them."""
+    (:func:`~es_scm.elastic.dense.dense_meta`) when ``layout.dense`` asks for them, and
+    ``swap``, the marker of an index made for a swap (:mod:`es_scm.elastic.swaps`)."""
     return index_mapping(
         model,
         text_analyzer=layout.text_analyzer,
@@ -139,6 +141,7 @@ def layout_mapping(
         version=version,
         expansion=layout.expansion,
         dense=dense,
+        swap=swap,
     )
 
 

@@ -209,6 +209,7 @@ def index_mapping(
     version: str | None = None,
     expansion: str = "query",
     dense: Mapping[str, Any] | None = None,
+    swap: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The index mapping for documents vectorized by ``model``, with the model in ``_meta``.
 
@@ -220,7 +221,8 @@ def index_mapping(
     newest); ``expansion`` one of :data:`EXPANSIONS` (``"documents"`` adds the field of Sy',
     kept out of ``_source``); ``dense`` the record of the encoder whose vectors the index holds
     (:func:`~es_scm.elastic.dense.dense_meta`: adds :data:`DENSE_FIELD`, kept out of
-    ``_source``, and the record to ``_meta``).
+    ``_source``, and the record to ``_meta``); ``swap`` the marker of an index made for a swap
+    behind an alias (:func:`es_scm.elastic.swaps.swap_marker`, kept in ``_meta`` too).
     """
     text_analyzer = check(text_analyzer, "text_analyzer", ANALYZER_NAME)
     expansion = check(expansion, "expansion", Options(EXPANSIONS))
@@ -246,6 +248,7 @@ def index_mapping(
                 "model": model.get_config(),
                 "expansion": expansion,
                 **dense_record,
+                **({} if swap is None else {"swap": dict(swap)}),
                 "created_with": f"es-scm {__version__}",
             }
         },

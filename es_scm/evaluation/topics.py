@@ -17,7 +17,9 @@ Documents
     included (``_id``, ``title``, ``text``: the title is searched with the text).
 
 Bad input raises :class:`ValueError` with one line that names the file and the line, e.g.
-``qrels.tsv:7: relevance 'x' is not a number``.
+``qrels.tsv:7: relevance 'x' is not a number``; so does a topic id given twice in one file
+(``q.tsv:2: the topic id 'a' is repeated (first on line 1) …``: a run and qrels match topics by
+id) and a file that is not UTF-8.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from pathlib import Path
 from es_scm.corpus import read_corpus
 from es_scm.documents import MAX_METADATA_DEPTH
 from es_scm.evaluation.collections import TestCollection
-from es_scm.files import open_regular
+from es_scm.files import decode_utf8, open_regular
 
 __all__ = [
     "GENERIC_NAMES",
@@ -44,6 +46,7 @@ __all__ = [
 
 _ID_KEYS = ("id", "_id", "qid", "query_id", "num")
 _TEXT_KEYS = ("text", "query", "title")
+_TOP = re.compile(r"<top>", re.IGNORECASE)
 _TREC_FIELD = re.compile(r"<(num|title|desc|narr)>", re.IGNORECASE)
 _LABEL = re.compile(r"^(description|narrative|topic):\s*", re.IGNORECASE)
 
@@ -60,22 +63,45 @@ def parse_topics(
     """:func:`read_topics` of the text of a topics file (standard input, say); ``source`` names
     it in errors. JSONL is told by the name's suffix or by a first line that is an object."""
     if "<top>" in text.lower():
-        return _trec_topics(text, fields)
+        return _trec_topics(text, source, fields)
     if Path(source).suffix.lower() in (".jsonl", ".json") or text.lstrip().startswith("{"):
         return _jsonl_topics(text, source)
-    topics = {}
+    topics = _Topics(source)
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
         qid, tab, query = line.partition("\t")
         if not tab:
             raise ValueError(f"{source}:{number}: expected 'id<TAB>text', got {line[:60]!r}")
-        topics[qid.strip()] = query.strip()
-    return topics
+        topics.add(qid.strip(), query.strip(), number)
+    return topics.texts
+
+
+class _Topics:
+    """The topics of one file as they are read: a repeated id is an error naming both lines.
+
+    A TREC run and qrels match topics by id, so two topics under one id cannot both be answered
+    and judged: keeping the last silently dropped a query, and renaming one would give an id the
+    qrels do not know. (Issue 34, item 2.)
+    """
+
+    def __init__(self, source: str | Path) -> None:
+        self.source = source
+        self.texts: dict[str, str] = {}
+        self.lines: dict[str, int] = {}
+
+    def add(self, qid: str, text: str, line: int) -> None:
+        first = self.lines.setdefault(qid, line)
+        if first != line:
+            raise ValueError(
+                f"{self.source}:{line}: the topic id {qid!r} is repeated (first on line {first}): "
+                "runs and qrels match topics by id, so each topic needs an id of its own"
+            )
+        self.texts[qid] = text
 
 
 def _jsonl_topics(text: str, path: str | Path) -> dict[str, str]:
-    topics = {}
+    topics = _Topics(path)
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
@@ -95,20 +121,21 @@ def _jsonl_topics(text: str, path: str | Path) -> dict[str, str]:
             raise ValueError(f"{path}:{number}: a topic needs one of {_ID_KEYS} and {_TEXT_KEYS}")
         if isinstance(qid, (dict, list)) or isinstance(query, (dict, list)):
             raise ValueError(f"{path}:{number}: a topic's id and text must be strings or numbers")
-        topics[str(qid)] = str(query)
-    return topics
+        topics.add(str(qid), str(query), number)
+    return topics.texts
 
 
-def _trec_topics(text: str, fields: Sequence[str]) -> dict[str, str]:
-    topics = {}
-    for block in re.split(r"<top>", text, flags=re.IGNORECASE)[1:]:
-        block = re.split(r"</top>", block, flags=re.IGNORECASE)[0]
+def _trec_topics(text: str, source: str | Path, fields: Sequence[str]) -> dict[str, str]:
+    topics = _Topics(source)
+    starts = [match.end() for match in _TOP.finditer(text)]
+    for start, end in zip(starts, [*starts[1:], len(text)], strict=True):
+        block = re.split(r"</top>", text[start:end], flags=re.IGNORECASE)[0]
         parts = _TREC_FIELD.split(block)
         values = {parts[i].lower(): parts[i + 1].strip() for i in range(1, len(parts) - 1, 2)}
         qid = re.sub(r"^number:\s*", "", values.get("num", ""), flags=re.IGNORECASE).strip()
         chosen = [_LABEL.sub("", values.get(f, "")) for f in fields]
-        topics[qid] = " ".join(" ".join(chosen).split())
-    return topics
+        topics.add(qid, " ".join(" ".join(chosen).split()), text.count("\n", 0, start) + 1)
+    return topics.texts
 
 
 def read_qrels(path: str | Path) -> dict[str, dict[str, int]]:
@@ -152,11 +179,8 @@ def read_qrels(path: str | Path) -> dict[str, dict[str, int]]:
 def _read_text(path: Path) -> str:
     """The text of a topics or qrels file: a regular file (a link to one is followed), never a
     device or a named pipe, which could be endless or block."""
-    try:
-        with open_regular(path, "a topics or qrels file", follow_symlinks=True) as stream:
-            return stream.read().decode("utf-8-sig")
-    except UnicodeDecodeError as error:
-        raise ValueError(f"{path}: not valid UTF-8 ({error.reason})") from None
+    with open_regular(path, "a topics or qrels file", follow_symlinks=True) as stream:
+        return decode_utf8(stream.read(), path)
 
 
 def _is_number(text: str) -> bool:

@@ -13,6 +13,7 @@ Examples
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from os import PathLike
 from typing import TYPE_CHECKING, Any
 
@@ -33,6 +34,7 @@ if TYPE_CHECKING:  # pragma: no cover
     )
     from langchain_core.documents import Document
     from langchain_core.retrievers import BaseRetriever
+    from pydantic import model_validator
 
     from es_scm.elastic.results import SearchResult
     from es_scm.model import SoftCosineModel
@@ -40,6 +42,7 @@ else:
     _FEATURE = "es_scm.integrations.langchain (the LangChain retriever)"
     BaseRetriever = require("langchain_core.retrievers", _FEATURE).BaseRetriever
     Document = require("langchain_core.documents", _FEATURE).Document
+    model_validator = require("pydantic", _FEATURE).model_validator  # langchain-core's own
 
 __all__ = ["SCMRetriever"]
 
@@ -94,9 +97,15 @@ class SCMRetriever(BaseRetriever):
     fusion: Fusion | str | None = None
     depth: int | None = None
 
-    def model_post_init(self, context: Any, /) -> None:
-        super().model_post_init(context)
-        self._retrieval()  # a bad option is refused when the retriever is made
+    @model_validator(mode="before")
+    @classmethod
+    def _check_options(cls, data: Any) -> Any:
+        """A bad option is refused when the retriever is made, checked as given: pydantic's own
+        validation, which runs after, would have turned ``k=True`` into 1 and ``k="5"`` into 5
+        (issue 34, item 8)."""
+        if isinstance(data, Mapping):
+            Retrieval.of_fields(data)
+        return data
 
     @classmethod
     def from_url(

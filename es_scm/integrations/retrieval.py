@@ -3,7 +3,9 @@ becomes.
 
 A retriever holds one es-scm searcher, sync or asyncio (given as the searcher itself or as the
 index whose ``searcher`` it is), and one :class:`Retrieval`: the searcher method that its
-``mode`` names and that method's keyword arguments, checked once. The framework modules turn
+``mode`` names and that method's keyword arguments, checked once. Both check their options
+with :meth:`Retrieval.of_fields`, on the values as given (no framework converts them first), so
+they take and refuse the same values in the same words. The framework modules turn
 each :class:`~es_scm.elastic.Hit` into their own document with :func:`hit_text` (the stored
 text) and :func:`hit_metadata` (the document's metadata plus the hit's id, score, scores by leg
 and explanation).
@@ -43,6 +45,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = [
     "MODES",
+    "RETRIEVER_DEFAULTS",
     "RETRIEVER_KEYS",
     "AnySearcher",
     "Retrieval",
@@ -57,6 +60,16 @@ __all__ = [
 MODES = {plan.mode: method for method, plan in METHODS.items()}
 #: The metadata keys a retriever adds to the document's own (which they replace, if it has them).
 RETRIEVER_KEYS = ("id", "score", "components", "explanation")
+
+#: A retriever's options and their defaults, the same in every framework: exact SCM top 10.
+RETRIEVER_DEFAULTS: Mapping[str, Any] = {
+    "mode": "exact",
+    "k": 10,
+    "filter": None,
+    "explain": False,
+    "fusion": None,
+    "depth": None,
+}
 
 AnySearcher = Searcher | AliasSearcher | AsyncSearcher | AsyncAliasSearcher
 #: What a retriever searches with: a searcher, or an index whose ``searcher`` it takes.
@@ -92,6 +105,20 @@ class Retrieval:
     method: str
     k: int
     options: Mapping[str, Any]
+
+    @classmethod
+    def of_fields(cls, fields: Mapping[str, Any]) -> Retrieval:
+        """:meth:`of` a retriever's fields as they were given (``mode``, ``k``, ``filter``,
+        ``explain``, ``fusion``, ``depth``; those left out take :data:`RETRIEVER_DEFAULTS`).
+
+        A retriever calls it on the values as its caller wrote them, before any framework
+        converts them: pydantic (LangChain's retriever is a pydantic model) turns ``k=True``
+        into 1 and ``k="5"`` into 5, which :meth:`of` refuses, as the LlamaIndex retriever
+        does. (Issue 34, item 8.)
+        """
+        chosen = {name: fields.get(name, value) for name, value in RETRIEVER_DEFAULTS.items()}
+        mode, k = chosen.pop("mode"), chosen.pop("k")
+        return cls.of(mode, k, **chosen)
 
     @classmethod
     def of(

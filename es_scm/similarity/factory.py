@@ -194,7 +194,12 @@ def build_similarity(
         if tokenize is None:
             raise ValueError("synonyms need the model's tokenizer (tokenize=)")
         matrix, info = synonym_matrix(
-            terms, synonyms, tokenize, symmetric=options.symmetric, dtype=np.dtype(dtype)
+            terms,
+            synonyms,
+            tokenize,
+            symmetric=options.symmetric,
+            dtype=np.dtype(dtype),
+            nonzero_limit=options.nonzero_limit,
         )
         listed = TermSimilarityMatrix(matrix, terms, build_info=info)
         built = listed if built is None else _mix(built, listed, synonyms.weight)

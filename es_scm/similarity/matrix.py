@@ -178,6 +178,7 @@ class TermSimilarityMatrix:
         exponent: float = SYNONYM_DEFAULTS.exponent,
         symmetric: bool = SIMILARITY_DEFAULTS.symmetric,
         dtype: np.dtype | type = np.float32,
+        nonzero_limit: int | None = SIMILARITY_DEFAULTS.nonzero_limit,
     ) -> TermSimilarityMatrix:
         """S from synonym files: Solr/Elasticsearch rules or a weighted TSV of pairs.
 
@@ -196,15 +197,28 @@ class TermSimilarityMatrix:
             (defaults :data:`es_scm.defaults.SYNONYM_DEFAULTS`).
         symmetric : bool, optional
             Relate the terms of a pair both ways (the default).
+        nonzero_limit : int or None, optional
+            The most terms one rule relates a term to (a larger group is cut to the terms
+            written nearest each term, with a warning naming the line: see
+            :meth:`es_scm.similarity.synonyms.Relation.pairs`); None: no limit, and a rule of
+            more than :data:`~es_scm.similarity.synonyms.MAX_RULE_PAIRS` pairs is refused.
 
         Raises
         ------
         ValueError
-            ``"FILE:LINE: …"`` for a malformed line; for a file that is not found.
+            ``"FILE:LINE: …"`` for a malformed line, a byte that is not UTF-8, or (without a
+            limit) a rule of too many pairs; for a file that is not found.
         """
         chosen = Synonyms(files, similarity=similarity, threshold=threshold, exponent=exponent)
+        if nonzero_limit is not None:
+            nonzero_limit = check(nonzero_limit, "nonzero_limit", NON_NEGATIVE_INT)
         matrix, info = synonym_matrix(
-            terms, chosen, tokenize, symmetric=symmetric, dtype=check_dtype(dtype)
+            terms,
+            chosen,
+            tokenize,
+            symmetric=symmetric,
+            dtype=check_dtype(dtype),
+            nonzero_limit=nonzero_limit,
         )
         return cls(matrix, terms, build_info=info)
 

@@ -11,6 +11,7 @@ gets its own (``index_name``).
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -19,6 +20,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from tests.support import SCIFACT_COPIES
 
 TIER = Path(__file__).resolve().parent
 REPO_ROOT = TIER.parents[1]
@@ -140,3 +143,29 @@ def cranfield_index(es_client, cranfield, cranfield_model):
     assert report.indexed == len(cranfield.documents)
     yield index
     index.delete()
+
+
+@pytest.fixture(scope="session")
+def scifact(shared_data: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """BEIR SciFact's corpus :data:`~tests.support.SCIFACT_COPIES` times over under other ids
+    (``ID-0``, ``ID-1``...): enough work that a run is still going when a test signals it."""
+    corpus = shared_data / "beir-scifact-train" / "corpus.jsonl"
+    if not corpus.is_file():
+        pytest.skip(f"BEIR SciFact is not in {shared_data}")
+    copies = tmp_path_factory.mktemp("scifact-copies") / "corpus.jsonl"
+    with open(corpus, encoding="utf-8") as lines, open(copies, "w", encoding="utf-8") as out:
+        records = [json.loads(line) for line in lines if line.strip()]
+        for copy in range(SCIFACT_COPIES):
+            for record in records:
+                out.write(json.dumps({**record, "_id": f"{record['_id']}-{copy}"}) + "\n")
+    return copies
+
+
+@pytest.fixture(scope="session")
+def scifact_model_dir(scifact: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A model of :func:`scifact`, S = identity (for tests of ingestion and swaps)."""
+    from es_scm import SoftCosineModel
+    from es_scm.corpus import read_corpus
+
+    model = SoftCosineModel.build(document.text for document in read_corpus(scifact))
+    return model.save(tmp_path_factory.mktemp("scifact") / "model")

@@ -12,6 +12,7 @@ searched, and the SCM finds both first (AP 1.0).
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 
@@ -231,6 +232,33 @@ def test_search_a_batch_of_queries_to_standard_output_as_json_or_a_run(
     assert out.split()[5] == "bm25"
     assert not Path("-").exists()
     assert "written to standard output, mode bm25, tag bm25" in err
+
+
+def test_a_repeated_topic_id_is_an_error_naming_the_file_and_both_lines(
+    cli, beir, es_url: str, index_name: str, tmp_path: Path, monkeypatch
+) -> None:
+    """Two topics under one id: the batch answered the last one only and exited 0 (issue 34,
+    item 2). A run and qrels match topics by id, so it is an error, before any search: the
+    file, the line, the id and where it was first, for TSV, JSONL and standard input."""
+    _index_beir(cli, beir, es_url, index_name)
+    search = ["search", "--model", beir["model"], "--index", index_name, "--es-url", es_url]
+    tsv = tmp_path / "q.tsv"
+    tsv.write_text("a\tcancer\nb\tcar\na\tbrain\n")
+    code, out, err = cli(*search, "--queries", tsv, "--run", "-")
+    assert (code, out) == (1, "")
+    assert one_error_line(err) == (
+        f"es-scm: error: {tsv}:3: the topic id 'a' is repeated (first on line 1): runs and qrels "
+        "match topics by id, so each topic needs an id of its own"
+    )
+    jsonl = tmp_path / "q.jsonl"
+    jsonl.write_text('{"_id": "7", "text": "car"}\n\n{"_id": 7, "text": "cat"}\n')
+    code, out, err = cli(*search, "--queries", jsonl, "--json")
+    assert (code, out) == (1, "")
+    assert f"{jsonl}:3: the topic id '7' is repeated (first on line 1)" in one_error_line(err)
+    monkeypatch.setattr("sys.stdin", io.StringIO("x\tcar\nx\tcar\n"))
+    code, out, err = cli(*search, "--queries", "-", "--json")
+    assert (code, out) == (1, "")
+    assert "<stdin>:2: the topic id 'x' is repeated (first on line 1)" in one_error_line(err)
 
 
 def test_tune_shows_a_line_per_setting_unless_quiet(cli, beir, es_url: str) -> None:

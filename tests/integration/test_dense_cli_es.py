@@ -295,6 +295,37 @@ def test_search_dense_is_knn_alone_and_exact_is_still_the_brute_force(
         assert [h["score"] for h in exact] == [brute[h["id"]] for h in exact]  # the same bits
 
 
+def test_a_batch_of_dense_queries_answers_each_as_kNN_does(
+    cli, files, dense_index, tuned, knn, es_url
+):
+    """``--mode dense --queries FILE``, as JSON and as a TREC run, gives each topic the top k
+    one query gives (issue 34, item 1: the batch passed ``explain`` to the dense method, which
+    has none, and every dense batch exited 1); ``--explain`` is refused for it, as for one
+    query."""
+    common = ("search", "--model", tuned["out"], "--index", dense_index, "--es-url", es_url,
+              "--mode", "dense", "--k", "4", "--queries", files["topics"],
+              "--no-progress")  # fmt: skip
+    code, out, err = cli(*common, "--json")
+    assert code == EXIT_OK, err
+    answers = {line["qid"]: line["hits"] for line in map(json.loads, out.splitlines())}
+    assert list(answers) == list(TOPICS)
+    for q, hits in answers.items():
+        assert [h["id"] for h in hits] == ranked(knn[q])[:4], q
+        assert [h["score"] for h in hits] == pytest.approx(
+            [knn[q][h["id"]] for h in hits], abs=1e-6
+        )
+    code, out, err = cli(*common, "--run", "-")
+    assert code == EXIT_OK, err
+    run = [line.split() for line in out.splitlines()]
+    assert [(q, d) for q, _, d, *_ in run] == [
+        (q, h["id"]) for q, hits in answers.items() for h in hits
+    ]
+    assert {tag for *_, tag in run} == {"dense"}
+    code, _, err = cli(*common, "--json", "--explain")
+    assert code == 2
+    assert "--explain explains the SCM: not with --mode dense" in err
+
+
 def test_search_with_given_leg_weights_and_its_errors(
     cli, dense_index, tuned, knn, es_client, es_url
 ):

@@ -276,6 +276,57 @@ def test_a_users_own_field_and_query_vector(es_client, index_name, model, minilm
         index.searcher.hybrid(query, 5, dense=DenseQuery("metadata.embedding", [0.1, 0.2, 0.3]))
 
 
+@pytest.mark.parametrize("similarity", ["cosine", "l2_norm"])
+def test_a_zero_query_vector_is_refused_before_any_request_where_it_has_no_direction(
+    es_client, index_name, model, similarity
+):
+    """A zero ``DenseQuery`` on a cosine field got Elasticsearch's raw 400 (issue 34); it is one
+    line naming the field now, from dense, hybrid and batch_search, with no request sent. On an
+    ``l2_norm`` field the zero vector is a point like any other, and is searched."""
+    embedding = {"type": "dense_vector", "dims": 3, "similarity": similarity}
+    index = SCMIndex(es_client, index_name, model)
+    index.create(metadata_mapping={"embedding": embedding})
+    report = index.index_documents(
+        {"id": f"d{n}", "text": text, "embedding": [1.0, float(n), 0.5]}
+        for n, text in enumerate(DOCS.values())
+    )
+    assert report.ok, report.failures[:3]
+    zero = DenseQuery("metadata.embedding", [0, 0, 0])
+    searcher = index.searcher
+    searcher.dense(QUERIES[0], 1, dense=DenseQuery("metadata.embedding", [1, 0, 0]))  # warm
+    sent = []  # the client's requests from here on
+    original = es_client.perform_request
+
+    def counting(*args, **kwargs):
+        sent.append(args[:2])
+        return original(*args, **kwargs)
+
+    es_client.perform_request = counting
+    try:
+        if similarity == "l2_norm":
+            assert len(searcher.dense(QUERIES[0], 3, dense=zero)) == 3
+            assert sent  # (the count sees the requests)
+            return
+        calls = {
+            "dense": lambda: searcher.dense(QUERIES[0], 3, dense=zero),
+            "hybrid": lambda: searcher.hybrid(QUERIES[0], 3, dense=zero, depth=DEPTH),
+            "batch": lambda: searcher.batch_search(
+                {"q": QUERIES[0]}, 3, method="dense", dense=zero
+            ),
+        }
+        for name, call in calls.items():
+            with pytest.raises(ValueError, match="the query vector is all zeros") as refused:
+                call()
+            assert str(refused.value) == (
+                "the query vector is all zeros, which has no cosine similarity with any vector: "
+                f"the field 'metadata.embedding' of {index_name!r} compares directions (give the "
+                "query's embedding, or leave out the dense leg)"
+            ), name
+        assert sent == []
+    finally:
+        del es_client.perform_request
+
+
 def test_an_encoder_of_other_weights_is_refused(es_client, dense_index, model, tmp_path):
     # the packaged folder with one file changed: other files, so another identity
     source = Path(packaged.get_model_path())

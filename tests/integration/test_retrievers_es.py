@@ -8,6 +8,7 @@ corpus the index was built from, not with what the retriever computes.
 
 from __future__ import annotations
 
+import re
 import uuid
 from typing import Any
 
@@ -205,6 +206,20 @@ def test_a_sync_call_with_an_asyncio_searcher_says_what_to_do(framework, es_url,
     assert "\n" not in message
     assert "AsyncSearcher" in message
     assert "ainvoke, aretrieve" in message
+
+
+@pytest.mark.parametrize(
+    ("k", "shown"), [(True, "True"), ("5", "'5'"), (2.0, "2.0")], ids=["True", "'5'", "2.0"]
+)
+def test_both_retrievers_refuse_a_k_that_is_not_an_integer_alike(sample_index, k, shown):
+    """LangChain's retriever searched with ``k=True`` as 1 and ``k="5"`` as 5 (pydantic converted
+    them), where LlamaIndex's refused them (issue 34, item 8): both now refuse, in the same line,
+    before any search; a true integer searches as before."""
+    for framework in FRAMEWORKS:
+        with pytest.raises(ValueError, match=f"k must be an integer >= 1, got {re.escape(shown)}"):
+            make(framework, sample_index, k=k)
+        got = retrieve(framework, make(framework, sample_index, k=3), "boundary layer")
+        assert len(got) == 3
 
 
 @pytest.mark.parametrize("framework", FRAMEWORKS)

@@ -11,7 +11,6 @@ written after the command returned, and what its requests wrote is counted as in
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import signal
@@ -23,34 +22,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.support import REPO_ROOT
+from tests.support import REPO_ROOT, SCIFACT_COPIES
 
-COPIES = 3  # of SciFact's corpus: one copy took 2.3 s on a quiet node, less than a refresh race
-DOCUMENTS = 5183 * COPIES
-
-
-@pytest.fixture(scope="module")
-def scifact(shared_data: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    corpus = shared_data / "beir-scifact-train" / "corpus.jsonl"
-    if not corpus.is_file():
-        pytest.skip(f"BEIR SciFact is not in {shared_data}")
-    copies = tmp_path_factory.mktemp("scifact-copies") / "corpus.jsonl"
-    with open(corpus, encoding="utf-8") as lines, open(copies, "w", encoding="utf-8") as out:
-        records = [json.loads(line) for line in lines if line.strip()]
-        for copy in range(COPIES):
-            for record in records:
-                out.write(json.dumps({**record, "_id": f"{record['_id']}-{copy}"}) + "\n")
-    return copies
-
-
-@pytest.fixture(scope="module")
-def scifact_model_dir(scifact: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A model of the corpus, S = identity (these tests are about ingestion)."""
-    from es_scm import SoftCosineModel
-    from es_scm.corpus import read_corpus
-
-    model = SoftCosineModel.build(document.text for document in read_corpus(scifact))
-    return model.save(tmp_path_factory.mktemp("scifact") / "model")
+DOCUMENTS = 5183 * SCIFACT_COPIES  # conftest.py's ``scifact``
 
 
 def at_seconds(seconds: float) -> Callable[[object, str], bool]:

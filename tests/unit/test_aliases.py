@@ -141,3 +141,116 @@ def test_only_an_index_es_scm_created_is_deleted(answers):
     foreign = {FOREIGN: answers["alias_mappings"]["body"][FOREIGN]}
     with pytest.raises(ValueError, match="es-scm did not create that index"):
         deletable(FOREIGN, 200, foreign)
+
+
+def test_what_a_killed_swap_left_is_told_from_what_a_run_writes():
+    """The rule of es_scm.elastic.swaps (issue 34, item 3), case by case."""
+    import datetime as dt
+
+    from es_scm.elastic.swaps import (
+        LEASE,
+        SwapRun,
+        moved_marker,
+        retiring_marker,
+        swap_leftovers,
+        swap_marker,
+        with_marker,
+    )
+
+    now = dt.datetime(2026, 1, 1, 12, 0, tzinfo=dt.timezone.utc)
+    here, there = "boot/1", "boot/2"
+    dead, alive = SwapRun("a", "h", here, 100), SwapRun("b", "h", here, 200)
+    remote = SwapRun("c", "other", there, 100)
+    stale = now - dt.timedelta(seconds=LEASE + 1)
+
+    def meta(marker):
+        return with_marker({"es_scm": {"model_id": "m"}}, marker)
+
+    filling = swap_marker("news", dead, now)
+    metas = {
+        "dead-run": meta(filling),
+        "alive-run": meta(swap_marker("news", alive, now)),
+        "alive-but-silent": meta(swap_marker("news", alive, stale)),
+        "remote-fresh": meta(swap_marker("news", remote, now)),
+        "remote-stale": meta(swap_marker("news", remote, stale)),
+        "retired": meta(retiring_marker(moved_marker(filling, now), "next", False, now)),
+        "kept": meta(retiring_marker(moved_marker(filling, now), "next", True, now)),
+        "kept-then-retired": meta(
+            retiring_marker(retiring_marker(filling, "x", True, now), "y", False, now)
+        ),
+        "rolled-back": meta(moved_marker(filling, now)),
+        "pointed-at": meta(filling),
+        "in-another-alias": meta(filling),
+        "only-its-writer": meta(filling),
+        "another-alias": meta(swap_marker("sports", dead, stale)),
+        "no-marker": {"es_scm": {"model_id": "m"}},
+    }
+    aliases = {
+        "pointed-at": {"aliases": {"news": {}}},
+        "in-another-alias": {"aliases": {"archive": {}}},
+        "only-its-writer": {"aliases": {"only-its-writer.es-scm-writer-ab": {"is_hidden": True}}},
+    }
+    leftovers, writing = swap_leftovers(
+        "news", metas, aliases, now, here, lambda pid: pid == alive.pid
+    )
+    assert [leftover.index for leftover in leftovers] == [
+        "alive-but-silent", "dead-run", "only-its-writer", "remote-stale", "retired",
+    ]  # fmt: skip
+    assert [other.index for other in writing] == ["alive-run", "remote-fresh"]
+    why = {leftover.index: leftover.why for leftover in leftovers}
+    assert why["dead-run"].startswith(
+        "a swap that never moved the alias onto it: its run (pid 100 on h, started "
+    )
+    assert why["dead-run"].endswith(") is gone")
+    assert why["retired"] == (
+        "the swap to 'next' moved the alias off it and was killed before deleting it"
+    )
+    # no machine known here: only the heartbeat tells
+    leftovers, writing = swap_leftovers("news", metas, aliases, now, None, lambda pid: False)
+    assert "dead-run" in [other.index for other in writing]
+
+
+def test_a_heartbeat_beats_while_its_block_runs_and_never_after(caplog):
+    """Both twins: beats every interval, a failing beat logged once while the beats go on, and
+    none after the block (a beat in flight ends first)."""
+    import asyncio
+    import logging
+    import time
+
+    from es_scm.elastic.concurrency import AsyncHeartbeat, Heartbeat
+
+    beats: list[float] = []
+
+    def beat() -> None:
+        beats.append(time.monotonic())
+        if len(beats) in (2, 3):
+            raise RuntimeError("the cluster went away")
+        time.sleep(0.02)  # a request in flight
+
+    with caplog.at_level(logging.WARNING, logger="es_scm.elastic.concurrency"):
+        with Heartbeat(0.05, beat):
+            time.sleep(0.5)
+        ended, count = time.monotonic(), len(beats)
+        time.sleep(0.2)
+    assert count >= 4
+    assert len(beats) == count
+    assert beats[-1] < ended
+    assert [r.getMessage() for r in caplog.records] == [
+        "a heartbeat failed (the cluster went away); retrying every beat"
+    ]
+
+    async def run() -> list[float]:
+        times: list[float] = []
+
+        async def abeat() -> None:
+            times.append(time.monotonic())
+            await asyncio.sleep(0.02)
+
+        async with AsyncHeartbeat(0.05, abeat):
+            await asyncio.sleep(0.5)
+        after = len(times)
+        await asyncio.sleep(0.2)
+        assert len(times) == after
+        return times
+
+    assert len(asyncio.run(run())) >= 4

@@ -241,3 +241,26 @@ def test_bad_url(cli, news_model_dir: Path, news_corpus: Path) -> None:
     )  # fmt: skip
     assert code == EXIT_ERROR
     assert_one_line_error(err, "must start with http:// or https://")
+
+
+def test_the_tls_error_line_has_balanced_parentheses():
+    """The client nests OpenSSL's reason in its errors' representations; the line took the reason
+    with their closing parentheses (``… (_ssl.c:1010)))``; issue 34)."""
+    import ssl
+
+    from elastic_transport import TlsError
+
+    from es_scm.cli.errors import balanced, describe
+
+    reason = (
+        "[SSL: CERTIFICATE_VERIFY_FAILED] certificate verify failed: self-signed certificate in "
+        "certificate chain (_ssl.c:1010)"
+    )
+    cause = ssl.SSLCertVerificationError(1, reason)
+    error = TlsError(f"TLS error caused by: SSLError({cause})", errors=(cause,))
+    message, _ = describe(error, "https://localhost:9200")
+    assert message.startswith(
+        "TLS certificate verification failed for https://localhost:9200 (certificate verify "
+        "failed: self-signed certificate in certificate chain); pass the cluster's CA"
+    )
+    assert balanced("a (b) c) d (e f") == "a (b) c d"

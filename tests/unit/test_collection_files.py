@@ -7,6 +7,7 @@ real BEIR SciFact training files in ``../shared/data`` (skipped when the folder 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -215,3 +216,41 @@ def test_a_collection_is_named_after_its_folder_when_its_file_name_is_generic(tm
     assert collection_name(folder / "corpus.jsonl") == "beir-scifact-train"
     assert collection_name(folder / "queries.jsonl") == "beir-scifact-train"
     assert collection_name(folder / "news.2024.jsonl") == "news"
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "message"),
+    [
+        ("q.tsv", "a\tcancer\na\tbrain\n", ":2: the topic id 'a' is repeated (first on line 1)"),
+        ("q.jsonl", '{"id": 1, "text": "x"}\n{"qid": "1", "text": "y"}\n', ":2: the topic id '1'"),
+        (
+            "q.trec",
+            "<top>\n<num> Number: 301\n<title> a\n</top>\n\n<top>\n<num> 301\n<title> b\n</top>\n",
+            ":6: the topic id '301' is repeated (first on line 1)",
+        ),
+    ],
+)
+def test_a_topic_id_given_twice_is_an_error_naming_the_file_and_both_lines(
+    tmp_path, name, text, message
+):
+    """Issue 34, item 2: the later topic silently replaced the earlier one."""
+    from es_scm.evaluation.topics import read_topics
+
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(ValueError, match="^" + re.escape(f"{path}{message}")):
+        read_topics(path)
+
+
+def test_a_topics_file_that_is_not_utf8_names_the_line(tmp_path):
+    from es_scm.evaluation.topics import read_qrels, read_topics
+
+    path = tmp_path / "q.tsv"
+    path.write_bytes(b"1\tcoffee\n2\tcaf\xe9\n")
+    with pytest.raises(
+        ValueError, match=re.escape(f"{path}:2: not valid UTF-8 (byte 0xe9 at column 6")
+    ):
+        read_topics(path)
+    path.write_bytes("1\tcoffee\n".encode("utf-16"))
+    with pytest.raises(ValueError, match=f"{re.escape(str(path))}:1: .* the file is UTF-16"):
+        read_qrels(path)

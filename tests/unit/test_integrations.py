@@ -70,6 +70,15 @@ BAD_OPTIONS = [
     ({"mode": "hybrid", "depth": 0}, "depth must be None or an integer >= 1, got 0"),
     ({"mode": "hybrid", "fusion": "best"}, "fusion must be one of"),
     ({"filter": "metadata.group:g1"}, "filter must be an Elasticsearch query clause"),
+    # values pydantic would convert (LangChain's retriever gave 1 document for k=True, 5 for
+    # k="5"; issue 34, item 8)
+    ({"k": True}, "k must be an integer >= 1, got True"),
+    ({"k": "5"}, "k must be an integer >= 1, got '5'"),
+    ({"k": 5.0}, "k must be an integer >= 1, got 5.0"),
+    ({"explain": "yes"}, "explain must be True or False, got 'yes'"),
+    ({"explain": 1}, "explain must be True or False, got 1"),
+    ({"mode": "hybrid", "depth": "30"}, "depth must be None or an integer >= 1, got '30'"),
+    ({"mode": "hybrid", "depth": True}, "depth must be None or an integer >= 1, got True"),
 ]
 
 

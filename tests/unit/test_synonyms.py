@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from dataclasses import replace
 
 import numpy as np
@@ -53,7 +54,7 @@ def test_the_solr_format_equivalences_mappings_comments_and_escapes(files, caplo
     solr, _ = files
     with caplog.at_level(logging.WARNING, logger="es_scm.similarity.synonyms"):
         read = read_synonyms(solr, TOKENIZE)
-    assert read.pairs == [
+    assert list(read.pairs()) == [
         ("car", "automobile", 1.0),
         ("car", "auto", 1.0),
         ("automobile", "auto", 1.0),
@@ -74,7 +75,7 @@ def test_a_weighted_tsv_gives_each_pair_its_similarity(files):
     _, tsv = files
     read = read_synonyms(tsv, TOKENIZE)
     assert read.format == "tsv"
-    assert read.pairs == [
+    assert list(read.pairs()) == [
         ("physician", "doctors", 0.8),
         ("kitten", "cat", 0.9),
         ("nurses", "doctors", -0.5),
@@ -117,7 +118,8 @@ def test_synonyms_alone_are_s_with_pairs_outside_the_vocabulary_counted(files):
     assert s("nurses", "doctors") == 0.0  # -0.5 is not above the threshold 0
     info = matrix.build_info
     assert info["source"] == "synonyms"
-    assert info["pairs"] == 4  # car–automobile, usa–america, physician–doctors twice
+    # the pairs really in S: physician–doctors is in both files but once in S (issue 34)
+    assert info["pairs"] == 3  # car–automobile, usa–america, physician–doctors
     assert info["pairs_outside_vocabulary"] == 5  # auto twice, tv, telly, kitten
     first, second = info["files"]
     assert (first["format"], first["multi_word_entries"], first["pairs_in_vocabulary"]) == (
@@ -227,3 +229,121 @@ def test_a_synonym_file_that_is_a_pipe_is_refused_before_it_is_read(tmp_path, su
         read_synonyms(pipe, TOKENIZE)
     assert str(pipe) in str(refused.value)
     assert "\n" not in str(refused.value)
+
+
+def _group_line(n: int) -> str:
+    return ", ".join(f"w{i:04d}" for i in range(n)) + "\n"
+
+
+def test_a_group_of_6000_terms_is_cut_to_nonzero_limit_in_linear_memory(tmp_path, caplog):
+    """One line of 6,000 equivalent terms (62 KB) made 18 million pairs and a MemoryError
+    (issue 34, item 5). Each term is now related to the nonzero_limit terms written nearest it:
+    S symmetric, every column exactly 50 neighbours, 150,000 pairs, built in bounded memory."""
+    import tracemalloc
+
+    path = tmp_path / "big.txt"
+    path.write_text("# one huge group\n" + _group_line(6000) + "car, automobile\n")
+    terms = [f"w{i:04d}" for i in range(6000)] + ["car", "automobile"]
+    tracemalloc.start()
+    try:
+        with caplog.at_level(logging.WARNING, logger="es_scm.similarity.synonyms"):
+            matrix = TermSimilarityMatrix.from_synonyms(terms, path, TOKENIZE, nonzero_limit=50)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 150 * 2**20, f"{peak / 2**20:.0f} MiB"
+    s = matrix.matrix.tocsc()
+    off = s - sparse_identity(s.shape[0])
+    per_column = np.diff(off.tocsc().indptr)
+    assert per_column[:6000].tolist() == [50] * 6000
+    assert (off != off.T).nnz == 0
+    # each term's neighbours are the 25 before and after it on the line, read as a circle
+    w0 = {terms[i] for i in off.tocsc()[:, 0].indices}
+    assert w0 == {f"w{i:04d}" for i in [*range(1, 26), *range(5975, 6000)]}
+    assert float(s[matrix.term_id("car"), matrix.term_id("automobile")]) == 1.0
+    assert matrix.build_info["pairs"] == 6000 * 25 + 1
+    assert matrix.build_info["rules_cut_to_nonzero_limit"] == 1
+    (warning,) = [r.getMessage() for r in caplog.records]
+    assert f"{path}: 1 rule(s) relate a term to more terms than nonzero_limit=50" in warning
+    assert "line 2 (6000 terms)" in warning
+
+
+def sparse_identity(n: int):
+    from scipy import sparse
+
+    return sparse.identity(n, format="csc")
+
+
+def test_without_a_limit_a_rule_of_too_many_pairs_is_refused_naming_its_line(tmp_path):
+    path = tmp_path / "big.txt"
+    path.write_text("car, automobile\n\n" + _group_line(2000))
+    terms = [f"w{i:04d}" for i in range(2000)]
+    with pytest.raises(ValueError, match=":3: the rule relates") as refused:
+        TermSimilarityMatrix.from_synonyms(terms, path, TOKENIZE, nonzero_limit=None)
+    assert str(refused.value) == (
+        f"{path}:3: the rule relates 2,000 terms into 1,999,000 pairs, more than the 1,000,000 a "
+        "rule may make with no nonzero_limit: split it, or set a nonzero_limit (each term then "
+        "gets at most that many neighbours of the rule)"
+    )
+
+
+def test_groups_and_mappings_within_the_limit_are_whole_and_beyond_it_bounded(tmp_path):
+    path = tmp_path / "rules.txt"
+    path.write_text("ant, bee, cow, dog\nxray, yak => pig, quail, rat\n")
+    terms = ["ant", "bee", "cow", "dog", "xray", "yak", "pig", "quail", "rat"]
+    whole = TermSimilarityMatrix.from_synonyms(terms, path, TOKENIZE, nonzero_limit=3)
+    assert whole.build_info["pairs"] == 6 + 6
+    cut = TermSimilarityMatrix.from_synonyms(terms, path, TOKENIZE, nonzero_limit=2)
+    off = cut.matrix - sparse_identity(len(terms))
+    # the group: a ring (each term with the one before and after it); each left term of the
+    # mapping with 2 right terms from its own position on
+    assert {(terms[i], terms[j]) for i, j in zip(*off.nonzero(), strict=True) if i < j} == {
+        ("ant", "bee"), ("bee", "cow"), ("cow", "dog"), ("ant", "dog"),
+        ("xray", "pig"), ("xray", "quail"), ("yak", "quail"), ("yak", "rat"),
+    }  # fmt: skip
+
+
+def test_the_pairs_in_s_are_counted_once_and_only_if_they_are_there(tmp_path):
+    """A pair stated three times counted three times, and one overwritten by a similarity that
+    is zero in float32 counted as present (issue 34)."""
+    path = tmp_path / "pairs.tsv"
+    path.write_text(
+        "car\tauto\t0.5\nauto\tcar\t0.5\ncar\tauto\t0.7\ncat\tkitten\t0.5\ncat\tkitten\t1e-320\n"
+    )
+    terms = ["car", "auto", "cat", "kitten"]
+    matrix = TermSimilarityMatrix.from_synonyms(terms, path, TOKENIZE)
+    assert float(matrix.matrix[0, 1]) == pytest.approx(0.7)
+    assert float(matrix.matrix[2, 3]) == 0.0
+    assert matrix.build_info["pairs"] == 1
+    assert matrix.build_info["files"][0]["pairs"] == 5  # what the file states
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (
+            b"car, auto\n# caf\xc3\xa9\ncaf\xe9, coffee\n",
+            ":3: not valid UTF-8 (byte 0xe9 at column 4",
+        ),
+        ("car, auto\n".encode("utf-16"), ":1: not valid UTF-8 (byte 0xff at column 1"),
+        ("car, auto\n".encode("utf-16-le"), ":1: a NUL byte, which UTF-8 text does not hold"),
+    ],
+    ids=["latin-1", "utf-16", "utf-16-without-mark"],
+)
+def test_a_synonym_file_that_is_not_utf8_names_the_file_and_the_line(
+    tmp_path, capsys, content, message
+):
+    """``'utf-8' codec can't decode byte 0xe9 in position 4``, without the file or the line
+    (issue 34, item 6); UTF-16 failed the same way."""
+    path = tmp_path / "synonyms.txt"
+    path.write_bytes(content)
+    with pytest.raises(ValueError, match="^" + re.escape(f"{path}{message}")):
+        read_synonyms(path, TOKENIZE)
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("\n".join(TEXTS), encoding="utf-8")
+    code = main([
+        "model", "build", "--corpus", str(corpus), "--format", "lines", "--embeddings", "none",
+        "--out", str(tmp_path / "model"), "--synonyms", str(path),
+    ])  # fmt: skip
+    assert code == 1
+    assert_one_line_error(capsys.readouterr().err, f"{path}{message}")

@@ -4,14 +4,15 @@ alias that follows it from model to model (the decisions: :mod:`es_scm.elastic.a
 
 from __future__ import annotations
 
+import datetime as dt
 import logging
-from collections.abc import AsyncIterable, Iterable, Mapping
+from collections.abc import AsyncIterable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from elasticsearch import AsyncElasticsearch
+from elasticsearch import ApiError, AsyncElasticsearch, NotFoundError, TransportError
 
 from es_scm.documents import Document
-from es_scm.elastic._async.index import AsyncSCMIndex, optimize_index
+from es_scm.elastic._async.index import AsyncSCMIndex, delete_index, optimize_index
 from es_scm.elastic._async.searcher import AsyncSearcher
 from es_scm.elastic.aliases import (
     AliasSwap,
@@ -19,20 +20,37 @@ from es_scm.elastic.aliases import (
     alias_targets,
     check_replaceable,
     move_actions,
+    moved_first,
     new_index_name,
     retirement,
     swap_layout,
 )
-from es_scm.elastic.concurrency import AsyncStop
+from es_scm.elastic.concurrency import AsyncHeartbeat, AsyncStop
+from es_scm.elastic.connection import error_reason
 from es_scm.elastic.names import validate_index_name
 from es_scm.elastic.requests import MAX_REQUEST_BYTES, IngestOptions
+from es_scm.elastic.swaps import (
+    HEARTBEAT,
+    SWAP_KEY,
+    SwapCleanup,
+    SwapRun,
+    beaten,
+    marker_of,
+    moved_marker,
+    retiring_marker,
+    swap_leftovers,
+    swap_marker,
+    this_machine,
+    with_marker,
+)
 from es_scm.options import DenseOptions
+from es_scm.processes import pid_alive
 from es_scm.validation import NON_NEGATIVE_INT, Boolean, Interval, check
 
 if TYPE_CHECKING:  # pragma: no cover
     from es_scm.model import SoftCosineModel
 
-__all__ = ["AsyncAliasSearcher", "async_reindex_into_alias"]
+__all__ = ["AsyncAliasSearcher", "async_reindex_into_alias", "async_remove_swap_leftovers"]
 
 logger = logging.getLogger(__name__)
 
@@ -65,6 +83,7 @@ async def async_reindex_into_alias(
     max_request_bytes: int = MAX_REQUEST_BYTES,
     progress: Any = None,
     stop: AsyncStop | None = None,
+    clean_up: bool = True,
 ) -> AliasSwap:
     """Index ``documents`` with ``model`` into a new index, then move ``alias`` onto it at once.
 
@@ -104,6 +123,10 @@ async def async_reindex_into_alias(
         The ingestion's, as :meth:`AsyncSCMIndex.index_documents`.
     progress, stop
         The ingestion's too: a progress bar, and what stops it.
+    clean_up : bool
+        First delete what swaps of ``alias`` that were killed left behind
+        (:func:`async_remove_swap_leftovers`; ``swap.cleanup`` says what). The new index is
+        marked for the next run to do the same (:mod:`es_scm.elastic.swaps`).
 
     Returns
     -------
@@ -113,6 +136,9 @@ async def async_reindex_into_alias(
     ------
     AliasSwapError
         More than ``max_failures`` documents failed (the alias did not move).
+    AliasMovedError
+        Another run moved the alias first (this run's index is deleted, the alias left as that
+        run set it).
     IngestError, IngestInterrupted
         The ingestion stopped (the alias did not move; the new index is deleted).
     """
@@ -129,35 +155,47 @@ async def async_reindex_into_alias(
     layout = swap_layout(
         current, text_analyzer, metadata_mapping, expansion, shards, replicas, dense
     )
+    cleanup = await async_remove_swap_leftovers(client, alias) if clean_up else None
     name = validate_index_name(new_index) if new_index else new_index_name(alias)
     index = AsyncSCMIndex(client, name, model)
-    await index.create(
-        shards=layout.shards,
-        replicas=layout.replicas,
-        text_analyzer=layout.text_analyzer,
-        metadata_mapping=layout.metadata_mapping,
-        expansion=layout.expansion,
-        dense=layout.dense,
-    )
+    marker = swap_marker(alias, SwapRun.this(), _now())
+    await index._create(layout, False, marker)  # marked from its creation on
     logger.info("%s: indexing into the new index %s", alias, name)
     previous = sorted(current)
     try:
-        # the run created the index, under a name of its own: no id to look up (fresh)
-        report = await index._ingest(documents, options, True, True, progress, stop)
-        if report.failed > max_failures:
-            raise AliasSwapError(
-                f"{report.failed} document(s) failed (max_failures={max_failures}): the alias "
-                f"{alias!r} was not moved and the new index {name!r} was deleted",
-                report,
+        meta = await _meta(client, name)
+
+        async def beat() -> None:  # while the run fills the index: it is alive
+            await client.indices.put_mapping(
+                index=name, meta=with_marker(meta, beaten(marker, _now()))
             )
-        if optimize:
-            await optimize_index(client, name, 1)
-        await client.indices.update_aliases(actions=move_actions(alias, name, previous, concrete))
+
+        async with AsyncHeartbeat(HEARTBEAT, beat):
+            # the run created the index, under a name of its own: no id to look up (fresh)
+            report = await index._ingest(documents, options, True, True, progress, stop)
+            if report.failed > max_failures:
+                raise AliasSwapError(
+                    f"{report.failed} document(s) failed (max_failures={max_failures}): the "
+                    f"alias {alias!r} was not moved and the new index {name!r} was deleted",
+                    report,
+                )
+            if optimize:
+                await optimize_index(client, name, 1)
+        try:
+            if not concrete:
+                await _mark_previous(client, previous, name, keep_old)
+            await client.indices.update_aliases(
+                actions=move_actions(alias, name, previous, concrete)
+            )
+        except NotFoundError as error:  # an index or the alias it was to leave is gone
+            now = await client.options(ignore_status=404).indices.get_alias(name=alias)
+            raise moved_first(alias, name, previous, now.body, error, report) from None
         logger.info("%s: moved from %s to %s", alias, previous or "nothing", name)
     except BaseException:
         await _delete_unfinished(client, name)
         raise
-    swap = AliasSwap(alias, name, previous, report)
+    await _update_marker(client, name, meta, moved_marker(marker, _now()))
+    swap = AliasSwap(alias, name, previous, report, cleanup=cleanup)
     if concrete:  # the index the alias replaced is gone with the move
         swap.deleted.append(alias)
     elif keep_old:
@@ -171,6 +209,99 @@ async def async_reindex_into_alias(
         for old in swap.deleted:
             await client.options(ignore_status=404).indices.delete(index=old)
     return swap
+
+
+async def async_remove_swap_leftovers(client: AsyncElasticsearch, alias: str) -> SwapCleanup:
+    """Delete the indices that swaps of ``alias`` left behind when they were killed.
+
+    The rule (:mod:`es_scm.elastic.swaps`): an index that a swap of ``alias`` created (its
+    mapping's marker says so), that no alias points at and no swap kept, and that a swap
+    retired (killed between moving the alias and deleting it) or that is still being filled by
+    a run that is gone (on this machine: its process no longer exists; on another: its
+    heartbeat is older than the lease). An index another run is filling is left alone and
+    reported. A cluster that cannot be looked through (a key without the right) skips the
+    cleanup with a warning; nothing else is deleted, ever.
+
+    Returns
+    -------
+    SwapCleanup
+        What was deleted and why, what was left to a run still filling it, and any warning.
+    """
+    validate_index_name(alias)
+    try:
+        found = await client.options(ignore_status=404).indices.get_mapping(
+            index="*", filter_path=f"*.mappings._meta.es_scm.{SWAP_KEY}"
+        )
+        metas = {
+            index: body["mappings"]["_meta"]
+            for index, body in (found.body or {}).items()
+            if (marker_of(body["mappings"]["_meta"]) or {}).get("alias") == alias
+        }
+        aliases: Any = {}
+        if metas:
+            answer = await client.options(ignore_status=404).indices.get_alias(
+                index=",".join(sorted(metas))
+            )
+            aliases = answer.body
+    except (ApiError, TransportError) as error:
+        return SwapCleanup(alias, [], [], f"swaps left behind were not looked for ({_said(error)})")
+    leftovers, writing = swap_leftovers(alias, metas, aliases, _now(), this_machine(), pid_alive)
+    cleanup = SwapCleanup(alias, [], writing)
+    for leftover in leftovers:
+        try:
+            if await delete_index(client, leftover.index):
+                cleanup.deleted.append(leftover)
+                logger.info("%s: deleted %s: %s", alias, leftover.index, leftover.why)
+        except (ApiError, TransportError, ValueError) as error:
+            cleanup.warning = f"could not delete {leftover.index!r} ({_said(error)})"
+    for other in writing:
+        logger.info("%s: left %s alone: %s", alias, other.index, other.why)
+    return cleanup
+
+
+def _now() -> dt.datetime:
+    return dt.datetime.now(dt.timezone.utc)
+
+
+def _said(error: Exception) -> str:
+    if isinstance(error, ApiError):
+        return f"HTTP {error.meta.status}: {error_reason(error)}"
+    return " ".join(str(error).split())[:200]
+
+
+async def _meta(client: AsyncElasticsearch, name: str) -> dict[str, Any]:
+    """The whole ``_meta`` of the index ``name`` (a mapping update replaces all of it)."""
+    found = await client.indices.get_mapping(index=name)
+    meta: dict[str, Any] = found.body[name]["mappings"]["_meta"]
+    return meta
+
+
+async def _mark_previous(
+    client: AsyncElasticsearch, previous: Sequence[str], name: str, keep: bool
+) -> None:
+    """Mark the indices the alias leaves, before it moves: ``kept`` or ``retired`` for the
+    swap to ``name`` (read fresh: a ``kept`` mark of another swap stays). Those without a swap
+    marker are not marked (the next swaps never take them)."""
+    if not previous:
+        return
+    found = await client.indices.get_mapping(index=",".join(previous))
+    for old, body in found.body.items():
+        meta = body.get("mappings", {}).get("_meta", {})
+        marker = marker_of(meta)
+        if marker is not None:
+            marked = with_marker(meta, retiring_marker(marker, name, keep, _now()))
+            await client.indices.put_mapping(index=old, meta=marked)
+
+
+async def _update_marker(
+    client: AsyncElasticsearch, name: str, meta: Mapping[str, Any], marker: Mapping[str, Any]
+) -> None:
+    """Write ``marker`` into the index ``name`` after the move; a failure is only logged (the
+    alias moved: the swap is done, and the index is the alias's, which no cleanup takes)."""
+    try:
+        await client.indices.put_mapping(index=name, meta=with_marker(meta, marker))
+    except (ApiError, TransportError) as error:
+        logger.warning("%s: could not mark it as moved onto (%s)", name, _said(error))
 
 
 async def _delete_unfinished(client: AsyncElasticsearch, name: str) -> None:

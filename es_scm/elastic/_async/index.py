@@ -309,9 +309,13 @@ class AsyncSCMIndex:
 
     # -- the steps ---------------------------------------------------------------------------
 
-    async def _create(self, layout: IndexLayout, exist_ok: bool) -> bool:
+    async def _create(
+        self, layout: IndexLayout, exist_ok: bool, swap: Mapping[str, Any] | None = None
+    ) -> bool:
         """Create the index as ``layout`` says unless it exists; True if created. An existing
-        index is checked against the model by the same request that finds it."""
+        index is checked against the model by the same request that finds it. ``swap``: the
+        marker of an index made for a swap (:mod:`es_scm.elastic.swaps`), in its ``_meta``
+        from its creation on."""
         validate_index_name(self.name)
         # a bad analyzer or mapping fails before any request; the mapping's fields are what a
         # filter may name once the index is created
@@ -327,11 +331,11 @@ class AsyncSCMIndex:
             encoder, dims, identity = await self.searcher._new_encoder(layout.dense)
             dense = dense_meta(encoder.name, identity, dims, layout.dense)
         created, alias = await create_index(
-            self.client, self.name, self.model, layout, new_write_alias(self.name), dense
+            self.client, self.name, self.model, layout, new_write_alias(self.name), dense, swap
         )
         if created:
-            if dense is not None:  # the mapping made above, with the dense field
-                mappings = layout_mapping(self.model, layout, None, dense)
+            if dense is not None or swap is not None:  # the mapping made above, with them
+                mappings = layout_mapping(self.model, layout, None, dense, swap)
             self.target.created(layout.shards, layout.expansion, mappings)
             self._writes = (self.name, alias)
             self._alias_refused = alias is None
@@ -424,9 +428,11 @@ async def create_index(
     layout: IndexLayout,
     write_alias: str,
     dense: Mapping[str, Any] | None = None,
+    swap: Mapping[str, Any] | None = None,
 ) -> tuple[bool, str | None]:
     """Create index ``name`` for ``model`` as ``layout`` says, with its hidden ``write_alias``
-    (and ``dense``, the record of the encoder of its dense vectors, when ``layout.dense``).
+    (and ``dense``, the record of the encoder of its dense vectors, when ``layout.dense``;
+    ``swap``, the marker of an index made for a swap).
 
     Returns whether it was created (False: another process created it meanwhile) and its write
     alias: None where Elasticsearch refuses the key the right to make aliases (the index is made
@@ -436,7 +442,7 @@ async def create_index(
     """
     version = check_version(await cluster_version(client))
     settings = settings_for_version(version, shards=layout.shards, replicas=layout.replicas)
-    mappings = layout_mapping(model, layout, version, dense)
+    mappings = layout_mapping(model, layout, version, dense, swap)
     alias: str | None = write_alias
     while True:
         aliases = {alias: {"is_hidden": True}} if alias else None

@@ -165,7 +165,20 @@ def test_a_missing_or_wrong_ca_is_a_tls_error(cli, connect, model_dir, searchabl
     connect(ca=ca)
     code, _, err = cli("search", "--model", model_dir, "--index", searchable, "wing")
     assert code == EXIT_ERROR
-    assert one_error_line(err).startswith("es-scm: error: TLS certificate verification failed")
+    line = one_error_line(err)
+    assert line.startswith("es-scm: error: TLS certificate verification failed")
+    # issue 34: the reason was cut out of the client's nested errors with their ")))"
+    assert parentheses_balance(line), line
+    assert "_ssl.c" not in line
+
+
+def parentheses_balance(text: str) -> bool:
+    depth = 0
+    for character in text:
+        depth += {"(": 1, ")": -1}.get(character, 0)
+        if depth < 0:
+            return False
+    return depth == 0
 
 
 def test_bad_credentials_are_a_401(cli, connect, model_dir, searchable, monkeypatch):
