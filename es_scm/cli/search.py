@@ -44,6 +44,7 @@ from es_scm.elastic.filters import (
     UnsafeFilterError,
     filter_clauses,
 )
+from es_scm.elastic.results import BatchSearchError
 
 #: ``--mode`` → the searcher's method.
 METHODS = {
@@ -353,6 +354,11 @@ def run_batch(args: argparse.Namespace) -> int:
         f"{time.perf_counter() - started:.1f} s",
         file=sys.stderr,
     )
+    if batch.failed:
+        raise CLIError(
+            f"{len(batch.failed)} of {len(topics)} queries were not answered (named above); "
+            "the others were"
+        )
     return EXIT_OK
 
 
@@ -406,6 +412,7 @@ class _Batch:
     ranking: dict[str, dict[str, float]] = field(default_factory=dict)
     unproven: list[str] = field(default_factory=list)
     pruned: int = 0
+    failed: dict[str, BaseException] = field(default_factory=dict)
 
     def report(self, args: argparse.Namespace) -> None:
         """The notes on standard error: cut expansions, unproven top k."""
@@ -420,6 +427,10 @@ class _Batch:
                 f"(e.g. {self.unproven[0]}); their hits are the largest window's exact scores",
                 file=sys.stderr,
             )
+        for qid, error in list(self.failed.items())[:10]:
+            print(f"error: query {qid!r} was not answered: {error}", file=sys.stderr)
+        if len(self.failed) > 10:
+            print(f"error: and {len(self.failed) - 10} more queries", file=sys.stderr)
 
 
 class _BatchOutput:
@@ -465,14 +476,18 @@ def _search_batch(
     try:
         for start in range(0, len(ids), BATCH):
             chunk = {qid: topics[qid] for qid in ids[start : start + BATCH]}
-            results = searcher.batch_search(
-                chunk,
-                args.k,
-                method=METHODS[args.mode],
-                unproven="keep",
-                **options,
-                **({"from_": args.from_} if args.from_ else {}),
-            )
+            try:
+                results = searcher.batch_search(
+                    chunk,
+                    args.k,
+                    method=METHODS[args.mode],
+                    unproven="keep",
+                    **options,
+                    **({"from_": args.from_} if args.from_ else {}),
+                )
+            except BatchSearchError as error:  # the others are answered: written, as always
+                batch.failed.update(error.failed)
+                results = error.results
             for qid, result in results.items():
                 if result.unproven:
                     batch.unproven.append(qid)

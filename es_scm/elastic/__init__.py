@@ -24,7 +24,13 @@ from es_scm.elastic.filters import UnknownFieldError, UnsafeFilterError
 from es_scm.elastic.ingest import IngestError, IngestInterrupted, IngestReport
 from es_scm.elastic.lifecycle import DeleteReport
 from es_scm.elastic.query import QueryTooLongError
-from es_scm.elastic.results import Hit, NotProvenError, PartialResultError, SearchResult
+from es_scm.elastic.results import (
+    BatchSearchError,
+    Hit,
+    NotProvenError,
+    PartialResultError,
+    SearchResult,
+)
 from es_scm.elastic.schema import IndexNotFoundError, ModelMismatchError, UnsupportedVersionError
 from es_scm.options import DenseOptions
 
@@ -34,6 +40,7 @@ __all__ = [
     "AliasSearcher",
     "AliasSwap",
     "AliasSwapError",
+    "BatchSearchError",
     "DeleteReport",
     "DenseOptions",
     "DenseQuery",

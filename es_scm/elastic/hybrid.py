@@ -54,6 +54,7 @@ from typing import Any, ClassVar
 from es_scm.defaults import HYBRID_DEFAULTS, HYBRID_DENSE_DEFAULTS
 from es_scm.elastic.dense import MAX_KNN, DenseField, DenseQuery
 from es_scm.elastic.query import bm25_query
+from es_scm.elastic.results import distinct_hits
 from es_scm.fusion import Fusion, ScoreFusion, fusion_from
 from es_scm.options import LEGS, HybridOptions
 from es_scm.similarity.scoring import rank
@@ -216,14 +217,15 @@ class Leg:
         raise NotImplementedError
 
     def read(self, hits: Sequence[Mapping[str, Any]], depth: int) -> LegList:
-        """The top list of the answer to :meth:`top`."""
-        scores = {hit["_id"]: float(hit["_score"]) for hit in hits}
+        """The top list of the answer to :meth:`top` (an id once, its best copy:
+        :func:`~es_scm.elastic.results.distinct_hits`; full when the answer is short)."""
+        scores = {hit["_id"]: float(hit["_score"]) for hit in distinct_hits(hits)}
         return LegList(self.name, scores, full=len(hits) < depth)
 
     def read_scores(self, hits: Sequence[Mapping[str, Any]]) -> dict[str, float]:
         """The scores of the answer to :meth:`scores_of` (a document the leg does not match is
-        left out: its score is 0)."""
-        return {hit["_id"]: float(hit["_score"]) for hit in hits}
+        left out: its score is 0; an id held twice, its best copy's)."""
+        return {hit["_id"]: float(hit["_score"]) for hit in distinct_hits(hits)}
 
 
 @dataclass(frozen=True)
@@ -262,7 +264,7 @@ class DenseLeg(Leg):
         return {"knn": knn, "size": len(ids), "source": False, "track_total_hits": False}
 
     def read(self, hits: Sequence[Mapping[str, Any]], depth: int) -> LegList:
-        scores = {hit["_id"]: float(hit["_score"]) for hit in hits}
+        scores = {hit["_id"]: float(hit["_score"]) for hit in distinct_hits(hits)}
         return LegList(self.name, scores, full=len(hits) < depth, proven=self.field.exact)
 
 

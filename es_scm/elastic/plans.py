@@ -69,7 +69,7 @@ from es_scm.elastic.query import (
     named_scores,
 )
 from es_scm.elastic.requests import RescoreRequest, SearchRequest
-from es_scm.elastic.results import Hit, SearchResult, Stored
+from es_scm.elastic.results import Hit, SearchResult, Stored, distinct_hits
 from es_scm.elastic.target import Checked
 from es_scm.elastic.windows import ExactWindows, page
 from es_scm.similarity.scoring import rank
@@ -252,7 +252,7 @@ class NativePlan(Plan):
     def __init__(self, request: SearchRequest, context: Context) -> None:
         super().__init__(request, context)
         self.expanded = self._expanded(clause_budget(context.clause_limit, request.filters))
-        self.hits: list[dict[str, Any]] = []
+        self.hits: list[Mapping[str, Any]] = []
 
     def next(self) -> list[dict[str, Any]] | None:
         if self.rounds or self.expanded.empty:
@@ -263,7 +263,7 @@ class NativePlan(Plan):
         return [page(self.target.name, query, request.k, request.from_)]
 
     def take(self, answers: Sequence[Mapping[str, Any]]) -> None:
-        self.hits = self.target.hits(answers[0])
+        self.hits = distinct_hits(self.target.hits(answers[0]))
         self.rounds += 1
 
     def result(self) -> SearchResult:
@@ -285,7 +285,7 @@ class BM25Plan(Plan):
     def __init__(self, request: SearchRequest, context: Context) -> None:
         super().__init__(request, context)
         clause_budget(context.clause_limit, request.filters, request.words)  # fits the limit
-        self.hits: list[dict[str, Any]] = []
+        self.hits: list[Mapping[str, Any]] = []
 
     def next(self) -> list[dict[str, Any]] | None:
         if self.rounds:
@@ -296,7 +296,7 @@ class BM25Plan(Plan):
         return [page(self.target.name, query, request.k, request.from_)]
 
     def take(self, answers: Sequence[Mapping[str, Any]]) -> None:
-        self.hits = self.target.hits(answers[0])
+        self.hits = distinct_hits(self.target.hits(answers[0]))
         self.rounds += 1
 
     def result(self) -> SearchResult:
@@ -326,7 +326,7 @@ class DensePlan(Plan):
         assert isinstance(query, DenseQuery), "the query's vector is known (the searcher's)"
         checked = context.checked
         self.leg = DenseLeg(query, field_for(self.target.name, checked.dense_fields, query))
-        self.hits: list[dict[str, Any]] = []
+        self.hits: list[Mapping[str, Any]] = []
 
     def next(self) -> list[dict[str, Any]] | None:
         if self.rounds:
@@ -337,7 +337,7 @@ class DensePlan(Plan):
         return [{**search, "from_": request.from_, "size": request.k}]
 
     def take(self, answers: Sequence[Mapping[str, Any]]) -> None:
-        self.hits = self.target.hits(answers[0])
+        self.hits = distinct_hits(self.target.hits(answers[0]))
         self.rounds += 1
 
     def result(self) -> SearchResult:
@@ -526,7 +526,10 @@ class HybridPlan(Plan):
         if self.windows is not None and answers:  # the SCM's window
             hits = self.target.hits(answers[0])
             self.windows.take(hits)
-            self.named = {hit["_id"]: named_scores(hit, BM25_NAME) for hit in hits}
+            self.named = {}  # an id held twice: its best copy's, as BM25's own list keeps it
+            for hit in hits:
+                score = named_scores(hit, BM25_NAME)
+                self.named[hit["_id"]] = max(score, self.named.get(hit["_id"], score))
             if not self.windows.final:
                 self.stage = "windows"
                 return

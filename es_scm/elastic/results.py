@@ -18,7 +18,17 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from es_scm.model.explanation import Explanation
 
-__all__ = ["Hit", "NotProvenError", "PartialResultError", "SearchResult", "Stored", "StoredVector"]
+__all__ = [
+    "BatchSearchError",
+    "Hit",
+    "NotProvenError",
+    "PartialResultError",
+    "SearchResult",
+    "Stored",
+    "StoredVector",
+    "distinct_hits",
+    "outranks",
+]
 
 #: A stored y': its term ids and float64 values.
 StoredVector = tuple["np.ndarray", "np.ndarray"]
@@ -32,17 +42,44 @@ class Stored:
     id: str
     source: Mapping[str, Any]
     vector: StoredVector
+    index: str = ""
 
     @classmethod
     def of(cls, hit: Mapping[str, Any]) -> Stored:
         """A hit of a search (or a found document of an ``mget``) with its ``_source``."""
-        return cls(hit["_id"], hit["_source"], stored_vector(hit["_source"]))
+        source = hit["_source"]
+        return cls(hit["_id"], source, stored_vector(source), hit.get("_index", ""))
 
     @classmethod
     def many(cls, hits: Sequence[Mapping[str, Any]]) -> list[Stored]:
         """:meth:`of` every hit, their vectors parsed in one pass."""
         vectors = stored_vectors([hit["_source"] for hit in hits])
-        return [cls(hit["_id"], hit["_source"], v) for hit, v in zip(hits, vectors, strict=True)]
+        return [
+            cls(hit["_id"], hit["_source"], vector, hit.get("_index", ""))
+            for hit, vector in zip(hits, vectors, strict=True)
+        ]
+
+
+def distinct_hits(hits: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """``hits`` (best first) with each document id once: an id is one document, and where the
+    indices behind a name hold it more than once, its hit is the copy with the highest score
+    (equal scores: the one of the index first by name). The one rule of every search method.
+    """
+    best: dict[str, Mapping[str, Any]] = {}
+    for hit in hits:
+        kept = best.get(hit["_id"])
+        if kept is None or outranks(hit["_score"], hit["_index"], kept["_score"], kept["_index"]):
+            best[hit["_id"]] = hit
+    if len(best) == len(hits):
+        return list(hits)
+    chosen = {id(hit) for hit in best.values()}
+    return [hit for hit in hits if id(hit) in chosen]
+
+
+def outranks(score: float, index: str, other_score: float, other_index: str) -> bool:
+    """Whether a copy of a document (its ``score`` in ``index``) is kept over another copy:
+    the higher score, else the index first by name (:func:`distinct_hits`)."""
+    return score > other_score or (score == other_score and index < other_index)
 
 
 @dataclass
@@ -140,11 +177,38 @@ class SearchResult:
 
 
 class NotProvenError(RuntimeError):
-    """Exact search could not prove its top k; ``result`` holds the window's exact scores."""
+    """Exact search could not prove its top k; ``result`` holds the window's exact scores (a
+    batch's error: the first such query's, and ``results`` every query's result, by the
+    batch's query ids or positions)."""
 
-    def __init__(self, message: str, result: SearchResult) -> None:
+    def __init__(
+        self,
+        message: str,
+        result: SearchResult,
+        results: Mapping[Any, SearchResult] | None = None,
+    ) -> None:
         super().__init__(message)
         self.result = result
+        self.results: dict[Any, SearchResult] = dict(results or {})
+
+
+class BatchSearchError(RuntimeError):
+    """Queries of a batch that could not be answered, named: ``failed`` maps each one's id (the
+    batch's key, or its position in a sequence) to its error, and ``results`` holds the results
+    of all the others, by id — nothing answered is lost."""
+
+    def __init__(
+        self, failed: Mapping[Any, BaseException], results: Mapping[Any, SearchResult]
+    ) -> None:
+        self.failed = dict(failed)
+        self.results = dict(results)
+        shown = "; ".join(f"{qid!r}: {error}" for qid, error in list(self.failed.items())[:3])
+        more = f"; and {len(self.failed) - 3} more" if len(self.failed) > 3 else ""
+        total = len(self.failed) + len(self.results)
+        super().__init__(
+            f"{len(self.failed)} of {total} queries could not be answered ({shown}{more}); "
+            f"the other {len(self.results)} were (error.results)"
+        )
 
 
 class PartialResultError(RuntimeError):

@@ -73,7 +73,7 @@ from typing import Any
 import numpy as np
 
 from es_scm.elastic.query import ExpandedQuery
-from es_scm.elastic.results import Stored
+from es_scm.elastic.results import Stored, outranks
 from es_scm.similarity.scoring import rank
 
 __all__ = ["FIRST_WINDOW", "Candidate", "ExactWindows", "msearch_lines", "page"]
@@ -206,7 +206,9 @@ class ExactWindows:
         stored = Stored.many(hits)
         exact = self.expanded.exact_scores([document.vector for document in stored])
         for document, score, es_score in zip(stored, exact, es_scores.tolist(), strict=True):
-            self.candidates[document.id] = Candidate(document, score, es_score)
+            kept = self.candidates.get(document.id)  # an id held by two indices: its best copy
+            if kept is None or outranks(score, document.index, kept.score, kept.stored.index):
+                self.candidates[document.id] = Candidate(document, score, es_score)
 
     def top(self, from_: int = 0) -> list[Candidate]:
         """The candidates ranked ``from_`` to ``need`` (by exact score, then id)."""

@@ -254,3 +254,30 @@ def test_llamaindex_shows_a_prompt_the_text_and_the_document_s_metadata_only(
             assert "components" not in content
             assert "explanation" not in content
         assert "explanation" in scored.node.metadata  # kept for the application
+
+
+def test_a_langchain_batch_keeps_every_answer_beside_a_query_it_could_not_answer(
+    cranfield_index, cranfield
+):
+    """LangChain's ``batch(..., return_exceptions=True)`` gives each query its documents, and the
+    queries that exact search could not prove (a window capped at 16 for the top 15) their
+    errors, in place: nothing answered is lost (issue 34, item 7). A query of no vocabulary term
+    has nothing to prove."""
+    from es_scm.elastic import NotProvenError, Searcher
+
+    capped = Searcher(
+        cranfield_index.client, cranfield_index.name, cranfield_index.model, max_window=16
+    )
+    queries = [*list(cranfield.queries.values())[:4], "xylophone", "zither"]
+    outcomes = [capped.batch_search([q], 15, unproven="keep")[0] for q in queries]
+    unprovable = [n for n, result in enumerate(outcomes) if result.unproven]
+    provable = [n for n, result in enumerate(outcomes) if not result.unproven]
+    assert unprovable
+    assert provable
+    retriever = langchain.SCMRetriever(searcher=capped, k=15)
+    answers = retriever.batch(queries, return_exceptions=True)
+    for n, answer in enumerate(answers):
+        if n in unprovable:
+            assert isinstance(answer, NotProvenError), n
+        else:
+            assert [d.id for d in answer] == outcomes[n].ids(), n

@@ -8,6 +8,8 @@ never overflow the cluster's clause limit. (A shard that cannot serve: ``test_cl
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import io
 import itertools
 import json
@@ -24,6 +26,7 @@ from es_scm.cli import main
 from es_scm.cli.errors import EXIT_ERROR, EXIT_OK, EXIT_USAGE
 from es_scm.defaults import MAX_QUERY_WORDS
 from es_scm.elastic import (
+    DenseQuery,
     ModelMismatchError,
     SCMIndex,
     Searcher,
@@ -630,3 +633,117 @@ def test_the_search_command_refuses_unsafe_filters_unless_allowed(
     assert {json.loads(line)["id"] for line in out.splitlines()} == {"d0", "d50"}
     code, out, err = run_cli(capsys, *common, "--json", "--filter", "group=0", QUERY)
     assert code == EXIT_OK, err  # FIELD=VALUE is a term on metadata.FIELD: always safe
+
+
+# -- an id held by two indices of a pattern (issue 34, item 9) ----------------------------------
+
+TWINS = {  # the same id in both indices, with other texts: its copies score differently
+    "a": {"t1": "red car engine", "t2": "old city", "a3": "fast red car"},
+    "b": {"t1": "red car red car engine wheel", "t2": "red road", "b3": "city trip"},
+}
+
+
+@pytest.fixture
+def twin_indices(es_client, index_name) -> tuple[str, SoftCosineModel]:
+    texts = [text for part in TWINS.values() for text in part.values()]
+    model = SoftCosineModel.build([*texts, "red car", "city"])
+    embedding = {
+        "type": "dense_vector",
+        "dims": 3,
+        "similarity": "cosine",
+        "index_options": {"type": "flat"},
+    }
+    for part, documents in TWINS.items():
+        index = SCMIndex(es_client, f"{index_name}-{part}", model)
+        index.create(metadata_mapping={"embedding": embedding})
+        vectors = {"t1": [1.0, 0.2, 0.1] if part == "a" else [0.9, 0.5, 0.0]}
+        report = index.index_documents(
+            {"id": doc_id, "text": text, "embedding": vectors.get(doc_id, [0.1, 1.0, float(n)])}
+            for n, (doc_id, text) in enumerate(documents.items())
+        )
+        assert report.ok, report.failures[:3]
+    return f"{index_name}-*", model
+
+
+def test_an_id_held_by_two_indices_of_a_pattern_is_one_hit_in_every_mode(
+    es_client, index_name, twin_indices
+):
+    """Every mode lists an id once, as the copy it ranks highest (the one rule: exact and hybrid
+    kept one copy, native, dense and bm25 both); hybrid search's BM25 score of it is the one
+    bm25 mode ranks it by."""
+    pattern, model = twin_indices
+    searcher = Searcher(es_client, pattern, model)
+    vector = DenseQuery("metadata.embedding", [1.0, 0.3, 0.0])
+    query = "red car"
+    results = {
+        "exact": searcher.search(query, 10),
+        "native": searcher.native(query, 10),
+        "bm25": searcher.bm25(query, 10),
+        "dense": searcher.dense(query, 10, dense=vector),
+        "hybrid": searcher.hybrid(query, 10),
+        "hybrid dense": searcher.hybrid(
+            query,
+            10,
+            dense=vector,
+            fusion=fusion_from("zscore", weights={"bm25": 0.4, "scm": 0.1, "dense": 0.5}),
+        ),
+    }
+    for mode, result in results.items():
+        ids = result.ids()
+        assert len(ids) == len(set(ids)), (mode, ids)
+        assert "t1" in ids, mode
+    alone = {part: Searcher(es_client, f"{index_name}-{part}", model) for part in TWINS}
+    # each mode's score of t1 is its best copy's
+    best = {
+        "bm25": max(hit.score for p in TWINS for hit in alone[p].bm25(query, 10) if hit.id == "t1"),
+        "dense": max(
+            hit.score
+            for p in TWINS
+            for hit in alone[p].dense(query, 10, dense=vector)
+            if hit.id == "t1"
+        ),
+    }
+    exact_copies = [
+        hit.score for p in TWINS for hit in alone[p].search(query, 10) if hit.id == "t1"
+    ]
+    assert next(h.score for h in results["exact"] if h.id == "t1") == max(exact_copies)
+    for mode in ("bm25", "dense"):
+        assert next(h.score for h in results[mode] if h.id == "t1") == best[mode], mode
+    for mode in ("hybrid", "hybrid dense"):
+        components = next(h.components for h in results[mode] if h.id == "t1")
+        assert components is not None
+        assert components["bm25"] == best["bm25"], mode
+        assert components["scm"] == max(exact_copies), mode
+
+
+# -- cancelled searches hold nothing (issue 34, item 4) ------------------------------------------
+
+
+def test_cancelled_async_searches_leave_nothing_open(es_client, es_url, tied_index, tied_model):
+    """40 searches of the LangChain retriever over an ``AsyncSCMIndex``, each cancelled after 0
+    to 60 ms, of a query whose windows go past the first (121 tied documents): the node's open
+    search contexts are what they were at once, not a minute later (a point in time per
+    cancelled search stayed open until it expired; windows are now read whole, one request
+    each, and hold nothing between them), and the searcher still answers."""
+    from es_scm.integrations.langchain import SCMRetriever
+
+    before = open_search_contexts(es_client)
+
+    async def work(client):
+        index = AsyncSCMIndex(client, tied_index.name, tied_model)
+        retriever = SCMRetriever(searcher=index, k=10)
+        cancelled = 0
+        for n in range(40):
+            task = asyncio.ensure_future(retriever.ainvoke(QUERY_TIED))
+            await asyncio.sleep(0.0015 * n)
+            if not task.done():
+                task.cancel()
+                cancelled += 1
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        return cancelled, await retriever.ainvoke(QUERY_TIED)
+
+    cancelled, documents = with_async_client(es_url, work)
+    assert cancelled >= 10  # most were cut short
+    assert open_search_contexts(es_client) == before
+    assert documents[0].id == "a000"  # the top 10 of the tied documents, by id

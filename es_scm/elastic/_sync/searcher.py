@@ -71,7 +71,12 @@ from es_scm.elastic.requests import (
     SearchRequest,
     dense_per_query,
 )
-from es_scm.elastic.results import NotProvenError, SearchResult
+from es_scm.elastic.results import (
+    BatchSearchError,
+    NotProvenError,
+    PartialResultError,
+    SearchResult,
+)
 from es_scm.elastic.schema import ModelMismatchError
 from es_scm.elastic.target import ATTEMPTS, Checked, Target, TargetCheck, TargetMoved
 from es_scm.elastic.windows import msearch_lines
@@ -103,7 +108,7 @@ def _take(reading: tuple[int, Plan, Sequence[Mapping[str, Any]] | None]) -> int 
         return position
     try:
         plan.take(answers)
-    except TargetMoved:
+    except (TargetMoved, PartialResultError):
         return position
     return None
 
@@ -446,8 +451,17 @@ class Searcher:
             Queries whose answers are read at once (threads of the sync searcher, tasks of the
             asyncio one).
         unproven : {"raise", "keep"}
-            Exact search only: raise the first query's :class:`NotProvenError` (as a call of
-            ``search`` would), or keep its result, whose ``unproven`` says why.
+            Exact search only: raise :class:`NotProvenError` naming the queries whose top k
+            could not be proven (``error.result``: the first one's, as a call of ``search``
+            would; ``error.results``: every query's), or keep their results, whose
+            ``unproven`` says why.
+
+        Raises
+        ------
+        BatchSearchError
+            Queries that could not be answered (a query too long, a search refused), named by
+            id (or position) with their errors in ``error.failed``, the results of all the
+            others in ``error.results``.
 
         Every round trip of every query goes in one ``_msearch`` per 100 searches: the first
         of all of them (exact search's first window, native's or BM25's page, hybrid search's
@@ -459,20 +473,41 @@ class Searcher:
         unproven = check(unproven, "unproven", Options(("raise", "keep")))
         if isinstance(queries, str):
             raise ValueError("queries must be a sequence of query texts or a mapping id → text")
+        ids = list(queries) if isinstance(queries, Mapping) else list(range(len(queries)))
         texts = list(queries.values()) if isinstance(queries, Mapping) else list(queries)
         dense = dense_per_query(queries, options.pop("dense", None))
-        made = [
-            self._request(method, text, k, **options, **({} if d is None else {"dense": d}))
-            for text, d in zip(texts, dense, strict=True)
-        ]
-        plan = made[0][0] if made else search_request(method, "", k, max_words=1, **options)[0]
-        results = self._batch(plan, [request for _, request in made], threads)
-        failed = next((result for result in results if result.unproven), None)
-        if unproven == "raise" and failed is not None and failed.unproven:
-            raise NotProvenError(failed.unproven, failed)
+        plan, _ = search_request(method, "", k, max_words=1, **options)  # the options, once
+        requests: dict[Any, SearchRequest] = {}
+        failed: dict[Any, BaseException] = {}
+        for qid, text, query in zip(ids, texts, dense, strict=True):
+            try:  # a query's own text (its length) or dense vector: its failure alone
+                extra = {} if query is None else {"dense": query}
+                requests[qid] = self._request(method, text, k, **options, **extra)[1]
+            except ValueError as error:
+                failed[qid] = error
+        answered = self._batch(plan, list(requests.values()), threads)
+        results: dict[Any, SearchResult] = {}
+        for qid, outcome in zip(requests, answered, strict=True):
+            if isinstance(outcome, SearchResult):
+                results[qid] = outcome
+            else:
+                failed[qid] = outcome
+        if failed:
+            raise BatchSearchError({q: failed[q] for q in ids if q in failed}, results)
+        unprovable = [qid for qid in ids if results[qid].unproven]
+        if unproven == "raise" and unprovable:
+            first = results[unprovable[0]]
+            named = ", ".join(repr(qid) for qid in unprovable[:5])
+            more = f" and {len(unprovable) - 5} more" if len(unprovable) > 5 else ""
+            raise NotProvenError(
+                f"{len(unprovable)} of {len(ids)} queries could not be proven ({named}{more}); "
+                f"{unprovable[0]!r}: {first.unproven}",
+                first,
+                results,
+            )
         if isinstance(queries, Mapping):
-            return dict(zip(queries, results, strict=True))
-        return results
+            return results
+        return [results[n] for n in ids]
 
     # -- one search: checked, planned, sent round trip by round trip ------------------------------
 
@@ -675,18 +710,23 @@ class Searcher:
 
     def _batch(
         self, plan: type[Plan], requests: list[SearchRequest], threads: int
-    ) -> list[SearchResult]:
-        """Every request's result, as :meth:`_run` gives it, each round trip of all of them sent
-        together; a query one of whose searches failed, or that read another index, is run
-        alone."""
+    ) -> list[SearchResult | Exception]:
+        """Every request's result, as :meth:`_run` gives it (or the error it raises), each round
+        trip of all of them sent together; a query one of whose searches failed, or that read
+        another index, is run alone."""
         if not requests:
             return []
         checked = self._fields_known(self._ready(), requests)
         requests = self._with_vectors(checked, requests)  # encoded once, in one batch
         context = self._context(checked)
-        plans = [plan(request, context) for request in requests]
-        alone: set[int] = set()
-        active = list(range(len(plans)))
+        plans: dict[int, Plan] = {}
+        alone: set[int] = set()  # run alone: a failure of its own, or another index read
+        for n, request in enumerate(requests):
+            try:
+                plans[n] = plan(request, context)
+            except ValueError:  # e.g. BM25's words over the clause limit: its own error, alone
+                alone.add(n)
+        active = list(plans)
         while active:
             asked: list[tuple[int, list[dict[str, Any]]]] = []
             for n in active:
@@ -699,15 +739,21 @@ class Searcher:
             moved = map_concurrently(_take, reading, threads)
             alone.update(n for n in moved if n is not None)
             active = [n for n, _ in asked if n not in alone]
-        results = [
-            self._run(plan, requests[n]) if n in alone else plans[n].result()
-            for n in range(len(plans))
-        ]
-        empty = [n for n, result in enumerate(results) if not result.hits and n not in alone]
+        results: list[SearchResult | Exception] = []
+        for n, request in enumerate(requests):
+            results.append(self._alone(plan, request) if n in alone else plans[n].result())
+        empty = [n for n, r in enumerate(results) if isinstance(r, SearchResult) and not r.hits]
         if empty and not self._recheck(checked.target, None):
             for n in empty:  # moved: searched again, alone
-                results[n] = self._run(plan, requests[n])
+                results[n] = self._alone(plan, requests[n])
         return results
+
+    def _alone(self, plan: type[Plan], request: SearchRequest) -> SearchResult | Exception:
+        """A query of a batch run alone: its result, or the error that it alone raises."""
+        try:
+            return self._run(plan, request)
+        except (ApiError, ValueError, PartialResultError, ModelMismatchError) as error:
+            return error
 
     def _msearch(
         self, groups: Sequence[Sequence[Mapping[str, Any]]]
