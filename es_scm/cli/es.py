@@ -1,4 +1,5 @@
-"""``es-scm es start|stop|status|install``: the local Elasticsearch (a developer tool)."""
+"""``es-scm es start|stop|status|install``: the local Elasticsearch or OpenSearch (a developer
+tool)."""
 
 from __future__ import annotations
 
@@ -18,10 +19,11 @@ def run(args: argparse.Namespace) -> int:
 
 COMMAND = Command(
     "es",
-    "run a local Elasticsearch node or cluster (no Docker needed)",
+    "run a local Elasticsearch (or OpenSearch) node or cluster (no Docker needed)",
     "es-scm es start && es-scm es status\n"
     "es-scm es start --nodes 3 --port 9260 --heap 512m\n"
-    "es-scm es start --secure --port 9280",
+    "es-scm es start --secure --port 9280\n"
+    "es-scm es start --engine opensearch --port 9400 (--version 3.6.0)",
     add_arguments,
     run,
     description="""\
@@ -42,9 +44,15 @@ status   version, URL, health and the data folder the node actually uses (in a
          passwords only with --print-credentials. API keys do not work on this
          distribution (README).
 
-Disk watermarks keep Elasticsearch's defaults: a full disk blocks writes instead
+--engine opensearch  OpenSearch's integ-test zip instead (2.19.6 by default, 3.x
+         too), completed with the modules es-scm needs (mapper-extras,
+         analysis-common, lang-painless) from their Maven jars; plain HTTP, no
+         users (no --secure). stop and status remember the engine too.
+
+Disk watermarks keep the engine's defaults: a full disk blocks writes instead
 of hanging the node; start warns when the disk is past a watermark already.
 
 environment: $ES_SCM_PORT (HTTP port), $ES_SCM_HEAP (JVM heap), $ES_SCM_ES_VERSION,
-$ES_SCM_HOME (where files go), $ES_JAVA_HOME (the JDK)""",
+$ES_SCM_OPENSEARCH_VERSION, $ES_SCM_HOME (where files go), $ES_JAVA_HOME or
+$OPENSEARCH_JAVA_HOME (the JDK)""",
 )

@@ -36,7 +36,7 @@ import zipfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from es_scm.tools.system import LocalElasticsearchError, log
+from es_scm.tools.system import LocalElasticsearchError, log, read_properties
 
 __all__ = [
     "COMPONENTS",
@@ -101,12 +101,6 @@ def descriptor_text(plugin_version: str, es_version: str) -> str:
         f"elasticsearch.version={es_version}\n"
         f"java.version={JAVA_RELEASE}\n"
     )
-
-
-def read_properties(path: Path) -> dict[str, str]:
-    """``key=value`` lines of a simple properties file (no continuations or escapes)."""
-    pairs = (line.split("=", 1) for line in path.read_text().splitlines() if "=" in line)
-    return {key.strip(): value.strip() for key, value in pairs if not key.startswith("#")}
 
 
 def _output_tail(output: str, lines: int = 3) -> str:

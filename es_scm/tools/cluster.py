@@ -1,13 +1,14 @@
-"""A local Elasticsearch cluster: N nodes on loopback, started, stopped and described together.
+"""A local cluster: N nodes on loopback, started, stopped and described together.
 
 Node ``i`` listens for HTTP on ``port + i`` and for transport on ``port + 100 + i``; every node
 is master-eligible and holds data, in a folder of its own. The cluster forms with
 ``discovery.seed_hosts`` (every transport port) and, on the first boot only,
-``cluster.initial_master_nodes`` (every node's name). With ``nodes=1`` the cluster is the single
-node of :class:`~es_scm.tools.node.LocalElasticsearch`, unchanged.
+``cluster.initial_master_nodes`` (OpenSearch: ``cluster.initial_cluster_manager_nodes``; every
+node's name). With ``nodes=1`` the cluster is the single node of
+:class:`~es_scm.tools.node.LocalElasticsearch`, unchanged.
 
-The layout of a start (the number of nodes, secured or not) is saved in ``run/PORT.json`` so that
-``stop`` and ``status`` find every node without being told again.
+The layout of a start (the engine, the number of nodes, secured or not) is saved in
+``run/PORT.json`` so that ``stop`` and ``status`` find every node without being told again.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from subprocess import Popen
 
+from es_scm.tools.engine import ELASTICSEARCH, ENGINES, Engine
 from es_scm.tools.node import ClusterSpec, LocalElasticsearch, find_runtime
 from es_scm.tools.security import ADMIN_USER
 from es_scm.tools.system import LocalElasticsearchError
@@ -31,18 +33,32 @@ DEFAULT_TIMEOUT = 240.0
 
 
 def saved_layout(home: Path, port: int) -> dict | None:
-    """``{"nodes": N, "secure": bool}`` of the last start on ``port`` from ``home``, or None."""
+    """``{"nodes": N, "secure": bool, "engine": name}`` of the last start on ``port`` from
+    ``home`` (a layout saved before OpenSearch was known: Elasticsearch), or None."""
     try:
         layout = json.loads((home / "run" / f"{port}.json").read_text())
     except (OSError, ValueError):
         return None
     if not isinstance(layout, dict):
         return None
-    return {"nodes": int(layout.get("nodes", 1)), "secure": bool(layout.get("secure", False))}
+    engine = layout.get("engine", ELASTICSEARCH.name)
+    return {
+        "nodes": int(layout.get("nodes", 1)),
+        "secure": bool(layout.get("secure", False)),
+        "engine": engine if engine in ENGINES else ELASTICSEARCH.name,
+    }
+
+
+def layout_flags(layout: dict) -> str:
+    """The options of ``start`` that make ``layout``: ``--nodes 3 --secure``."""
+    flags = f"--nodes {layout['nodes']}" + (" --secure" if layout["secure"] else "")
+    if layout["engine"] != ELASTICSEARCH.name:
+        flags += f" --engine {layout['engine']}"
+    return flags
 
 
 class LocalCluster:
-    """N local Elasticsearch nodes on 127.0.0.1 forming one cluster (see the module docstring).
+    """N local nodes on 127.0.0.1 forming one cluster (see the module docstring).
 
     Parameters
     ----------
@@ -56,6 +72,8 @@ class LocalCluster:
         Security on every node: HTTPS, file-realm users (:mod:`es_scm.tools.security`).
     settings : mapping, optional
         More ``-E`` settings for every node.
+    engine : str or Engine
+        ``"elasticsearch"`` (the default) or ``"opensearch"`` (:mod:`es_scm.tools.engine`).
 
     Examples
     --------
@@ -75,17 +93,22 @@ class LocalCluster:
         heap: str | None = None,
         secure: bool = False,
         settings: Mapping[str, str] | None = None,
+        engine: str | Engine | None = None,
     ) -> None:
         if isinstance(nodes, bool) or not isinstance(nodes, int) or not 1 <= nodes <= MAX_NODES:
             raise ValueError(f"nodes must be an integer in 1..{MAX_NODES}, got {nodes!r}")
-        first = LocalElasticsearch(version, home, port, heap, secure=secure, settings=settings)
+        first = LocalElasticsearch(
+            version, home, port, heap, secure=secure, settings=settings, engine=engine
+        )
         if first.port + nodes - 1 > 65435:
             raise ValueError(f"ports {first.port}..{first.port + nodes - 1} go past 65435")
         if nodes == 1:
             self.nodes = [first]
         else:
             ports = tuple(range(first.port, first.port + nodes))
-            spec = ClusterSpec(f"es-scm-cluster-{first.port}", ports)
+            spec = ClusterSpec(
+                f"es-scm-cluster-{first.port}", ports, first.engine.bootstrap_setting
+            )
             self.nodes = [
                 LocalElasticsearch(
                     first.version,
@@ -95,10 +118,12 @@ class LocalCluster:
                     secure=secure,
                     cluster=spec,
                     settings=settings,
+                    engine=first.engine,
                 )
                 for p in ports
             ]
         self.secure = secure
+        self.engine = first.engine
         self.home = first.home
         self.port = first.port
 
@@ -109,6 +134,11 @@ class LocalCluster:
     @property
     def layout_file(self) -> Path:
         return self.home / "run" / f"{self.port}.json"
+
+    @property
+    def layout(self) -> dict:
+        """What :func:`saved_layout` reads back after a start."""
+        return {"nodes": len(self.nodes), "secure": self.secure, "engine": self.engine.name}
 
     def credentials(self, user: str = ADMIN_USER) -> dict[str, str | None]:
         """``ca_certs``, ``username``, ``password`` of a secured cluster's user."""
@@ -133,7 +163,7 @@ class LocalCluster:
         launched = []
         try:
             if missing:  # the nodes that do not run yet share one Java runtime
-                java = find_runtime(self.nodes[0].version)
+                java = find_runtime(self.nodes[0].version, self.engine)
                 for node in missing:  # one at a time: a failed start stops those before it
                     launched.append((node, node.launch(java)))
             for node, process in launched:
@@ -144,20 +174,24 @@ class LocalCluster:
             self._stop_all([node for node, _ in launched])
             raise
         self.layout_file.parent.mkdir(parents=True, exist_ok=True)
-        self.layout_file.write_text(json.dumps({"nodes": len(self.nodes), "secure": self.secure}))
+        self.layout_file.write_text(json.dumps(self.layout))
         return self.urls
 
     def _check_layout(self) -> None:
         saved = saved_layout(self.home, self.port)
-        wanted = {"nodes": len(self.nodes), "secure": self.secure}
-        if saved is None or saved == wanted:
+        if saved is None or saved == self.layout:
             return
-        running = LocalCluster(saved["nodes"], self.port, home=self.home, secure=saved["secure"])
+        running = LocalCluster(
+            saved["nodes"],
+            self.port,
+            home=self.home,
+            secure=saved["secure"],
+            engine=saved["engine"],
+        )
         if any(node.running_pid() for node in running.nodes):
-            flags = f"--nodes {saved['nodes']}" + (" --secure" if saved["secure"] else "")
             raise LocalElasticsearchError(
-                f"this home's Elasticsearch on port {self.port} runs with {flags}; stop it first "
-                f"(es-scm es stop --port {self.port})"
+                f"this home's {running.engine.title} on port {self.port} runs with "
+                f"{layout_flags(saved)}; stop it first (es-scm es stop --port {self.port})"
             )
 
     def wait_for_nodes(self, timeout: float = DEFAULT_TIMEOUT) -> dict:
@@ -193,7 +227,8 @@ class LocalCluster:
         return self.nodes[i].stop(timeout)
 
     def stop(self, timeout: float = 60.0) -> bool:
-        """Stop every node started from this home; return False if none was running."""
+        """Stop every node started from this home on these ports (whatever its engine); return
+        False if none was running."""
         stopped = self._stop_all(self.nodes, timeout)
         self.layout_file.unlink(missing_ok=True)
         return stopped
@@ -239,6 +274,7 @@ class LocalCluster:
                 "health": health.get("status") if health else None,
                 "nodes": f"{joined} of {len(self.nodes)} joined",
                 "version": version,
+                "engine": self.engine.name,
                 "configured_version": self.nodes[0].version,
                 "home": str(self.home),
             }

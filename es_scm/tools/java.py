@@ -17,7 +17,7 @@ class JavaNotFoundError(LookupError):
 
 @dataclass(frozen=True)
 class JavaRuntime:
-    """A Java installation that can run Elasticsearch."""
+    """A Java installation that can run a search engine."""
 
     home: Path
     major: int
@@ -41,9 +41,14 @@ def _read_release_file(home: Path) -> tuple[int, set[str]] | None:
     return int(match.group(1)), modules
 
 
+#: The variables that name a Java home, each a candidate (:func:`find_java` puts the engine's
+#: own first).
+JAVA_HOME_VARIABLES = ("ES_JAVA_HOME", "OPENSEARCH_JAVA_HOME", "JAVA_HOME")
+
+
 def _candidate_java_homes() -> list[tuple[Path, str]]:
     candidates: list[tuple[Path, str]] = []
-    for variable in ("ES_JAVA_HOME", "JAVA_HOME"):
+    for variable in JAVA_HOME_VARIABLES:
         if os.environ.get(variable):
             candidates.append((Path(os.environ[variable]), f"${variable}"))
     jvm_dir = Path("/usr/lib/jvm")
@@ -58,12 +63,16 @@ def _candidate_java_homes() -> list[tuple[Path, str]]:
 
 
 def find_java(
-    min_major: int, modules: tuple[str, ...] = (), max_major: int | None = None
+    min_major: int,
+    modules: tuple[str, ...] = (),
+    max_major: int | None = None,
+    prefer: str = "ES_JAVA_HOME",
 ) -> JavaRuntime:
     """The first Java runtime of ``min_major`` (up to ``max_major``) that has ``modules``.
 
-    Candidates, in order: ``$ES_JAVA_HOME``, ``$JAVA_HOME``, the JDKs under ``/usr/lib/jvm``,
-    ``java`` on ``PATH``; each one's ``release`` file gives its version and modules.
+    Candidates, in order: ``$prefer`` (the engine's own variable), ``$ES_JAVA_HOME``,
+    ``$OPENSEARCH_JAVA_HOME``, ``$JAVA_HOME``, the JDKs under ``/usr/lib/jvm``, ``java`` on
+    ``PATH``; each one's ``release`` file gives its version and modules.
 
     Raises
     ------
@@ -71,7 +80,8 @@ def find_java(
         When none of the candidates qualifies; the message lists what each one lacked.
     """
     rejected: list[str] = []
-    for home, origin in _candidate_java_homes():
+    candidates = sorted(_candidate_java_homes(), key=lambda c: c[1] != f"${prefer}")  # stable
+    for home, origin in candidates:
         info = _read_release_file(home)
         if info is None:
             rejected.append(f"{origin}: no readable 'release' file")

@@ -2,9 +2,10 @@
 
 :class:`es_scm.tools.node.LocalElasticsearch` decides what a node is (its version, port,
 settings and where its files go); this module makes its folders (owned by the service user when
-the runner is root), starts ``bin/elasticsearch`` in a session of its own with a clean
-environment and its output in the console log, finds it again by its pid file, waits for its
-process group to exit, and reads the logs' last lines.
+the runner is root), starts ``bin/elasticsearch`` (``bin/opensearch``) in a session of its own
+with a clean environment and its output in the console log, runs the distribution's tools, finds
+a node again by its pid file, waits for its process group to exit, and reads the logs' last
+lines. The engine's description (:mod:`es_scm.tools.engine`) names the scripts and variables.
 """
 
 from __future__ import annotations
@@ -17,7 +18,9 @@ import time
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
+from es_scm.tools.engine import ELASTICSEARCH, Engine
 from es_scm.tools.system import (
+    LocalElasticsearchError,
     chown_tree,
     ensure_traversable,
     group_alive,
@@ -31,6 +34,7 @@ __all__ = [
     "node_environment",
     "prepare_folders",
     "recorded_pid",
+    "run_tool",
     "spawn_node",
     "wait_for_group",
 ]
@@ -51,13 +55,16 @@ def prepare_folders(
         chown_tree(path, user.pw_uid, user.pw_gid)
 
 
-def node_environment(java_home: Path, heap: str, home: Path) -> dict[str, str]:
-    """The whole environment of a node: this Java, this heap, temporary files under ``home``."""
+def node_environment(
+    java_home: Path, heap: str, home: Path, engine: Engine = ELASTICSEARCH
+) -> dict[str, str]:
+    """The whole environment of a node: this Java, this heap, temporary files under ``home``
+    (``ES_JAVA_HOME``, ``ES_JAVA_OPTS``, ``ES_TMPDIR``, or OpenSearch's ``OPENSEARCH_…``)."""
     return {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-        "ES_JAVA_HOME": str(java_home),
-        "ES_JAVA_OPTS": f"-Xms{heap} -Xmx{heap}",  # after jvm.options: it wins
-        "ES_TMPDIR": str(home / "tmp"),
+        engine.variable("JAVA_HOME"): str(java_home),
+        engine.variable("JAVA_OPTS"): f"-Xms{heap} -Xmx{heap}",  # after jvm.options: it wins
+        engine.variable("TMPDIR"): str(home / "tmp"),
         "HOME": str(home),
         "LANG": "C.UTF-8",
     }
@@ -69,10 +76,11 @@ def spawn_node(
     env: Mapping[str, str],
     console_log: Path,
     user: pwd.struct_passwd | None,
+    engine: Engine = ELASTICSEARCH,
 ) -> subprocess.Popen:
-    """Start ``bin/elasticsearch`` of ``install_dir`` with ``settings`` as ``-E`` options and
-    only ``env``, in a new session, as ``user`` if given; its output goes to ``console_log``."""
-    command = [str(install_dir / "bin" / "elasticsearch")]
+    """Start ``bin/<engine>`` of ``install_dir`` with ``settings`` as ``-E`` options and only
+    ``env``, in a new session, as ``user`` if given; its output goes to ``console_log``."""
+    command = [str(install_dir / "bin" / engine.name)]
     for key, value in settings.items():
         command += ["-E", f"{key}={value}"]
     with console_log.open("ab") as console:
@@ -88,6 +96,45 @@ def spawn_node(
             group=user.pw_gid if user else None,
             extra_groups=[] if user else None,
         )
+
+
+def run_tool(
+    install_dir: Path,
+    tool: str,
+    arguments: list[str],
+    java_home: Path,
+    engine: Engine = ELASTICSEARCH,
+    stdin: str = "",
+) -> str:
+    """Run the distribution's ``bin/<tool>`` (e.g. ``opensearch-keystore``) with ``java_home``
+    on its config folder; return its output.
+
+    Raises
+    ------
+    LocalElasticsearchError
+        When the tool fails; the message has its last lines.
+    """
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        engine.variable("JAVA_HOME"): str(java_home),
+        engine.variable("PATH_CONF"): str(install_dir / "config"),
+        "LANG": "C.UTF-8",
+    }
+    result = subprocess.run(
+        [str(install_dir / "bin" / tool), *arguments],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
+    if result.returncode != 0:
+        tail = (result.stdout + result.stderr).strip().splitlines()[-3:]
+        raise LocalElasticsearchError(
+            f"bin/{tool} {arguments[0]} failed (exit {result.returncode}): "
+            + " | ".join(tail or ["no output"])
+        )
+    return result.stdout
 
 
 def recorded_pid(pid_file: Path) -> int | None:

@@ -1,8 +1,9 @@
-"""One local Elasticsearch node: install, start (or reuse this home's), stop, status.
+"""One local node, Elasticsearch or OpenSearch: install, start (or reuse this home's), stop, status.
 
 A node is a single-node cluster (``discovery.type: single-node``) unless it is given a
 :class:`ClusterSpec`, which makes it one member of a loopback cluster
-(:class:`es_scm.tools.cluster.LocalCluster`). See :mod:`es_scm.tools.es_local` for the life cycle,
+(:class:`es_scm.tools.cluster.LocalCluster`). What differs between the engines comes from their
+description (:mod:`es_scm.tools.engine`). See :mod:`es_scm.tools.es_local` for the life cycle,
 where files go, which Java runs it, and the command line.
 """
 
@@ -17,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from es_scm.tools.distribution import Distribution
+from es_scm.tools.engine import ELASTICSEARCH, Engine, engine_named
 from es_scm.tools.java import JavaNotFoundError, JavaRuntime, find_java
 from es_scm.tools.launch import (
     log_tail,
@@ -48,27 +50,11 @@ __all__ = [
     "port_from_env",
 ]
 
-DEFAULT_VERSION = "9.5.4"
+DEFAULT_VERSION = ELASTICSEARCH.default_version
 DEFAULT_PORT = 9200
 DEFAULT_HEAP = "1g"
 SINGLE_NODE_NAME = "es-scm-local"  # the single node's node and cluster name
-MIN_JAVA_MAJOR = 21
-# Modules that the 9.x distribution's jars `requires` (from `jar --describe-module`) beyond
-# java.base, plus jdk.incubator.vector, which its jvm.options adds on the command line.
-REQUIRED_JAVA_MODULES = (
-    "java.logging",
-    "java.management",
-    "java.net.http",
-    "java.instrument",
-    "java.xml",
-    "jdk.attach",
-    "jdk.incubator.vector",
-    "jdk.jdi",
-    "jdk.jlink",
-    "jdk.management",
-    "jdk.net",
-    "jdk.unsupported",
-)
+REQUIRED_JAVA_MODULES = ELASTICSEARCH.java_modules  # Elasticsearch's (engine.py)
 
 
 def default_home() -> Path:
@@ -81,20 +67,24 @@ def default_home() -> Path:
     return Path.home() / ".cache" / "es-scm"
 
 
-def find_runtime(version: str = DEFAULT_VERSION) -> JavaRuntime:
-    """A Java runtime that can run Elasticsearch ``version`` (version and modules checked).
+def find_runtime(version: str | None = None, engine: Engine = ELASTICSEARCH) -> JavaRuntime:
+    """A Java runtime that can run ``engine``'s ``version`` (version and modules checked).
 
-    9.x needs Java 21+. 8.x runs on Java 17 to 21: up to 8.17 it installs the Security Manager,
-    which Java 24 removed, so the runner does not give 8.x a newer Java.
+    Elasticsearch 9.x and OpenSearch 3.x need Java 21+. Elasticsearch 8.x runs on Java 17 to 21
+    and OpenSearch 2.x on 11 to 21: they install the Security Manager (Elasticsearch up to
+    8.17), which Java 24 removed, so the runner does not give them a newer Java.
     """
-    low, high = (MIN_JAVA_MAJOR, None) if version_major(version) >= 9 else (17, 21)
+    version = version or engine.default_version
+    requirement = engine.java_requirement(version)
+    low, high = requirement.low, requirement.high
+    variable = engine.variable("JAVA_HOME")
     try:
-        return find_java(low, REQUIRED_JAVA_MODULES, high)
+        return find_java(low, engine.java_modules, high, prefer=variable)
     except JavaNotFoundError as error:
         wanted = f"{low}+" if high is None else f"{low} to {high}"
         raise LocalElasticsearchError(
-            f"Elasticsearch {version_major(version)} needs a full JDK {wanted} (install e.g. "
-            f"Eclipse Temurin or OpenJDK {high or 21} and set ES_JAVA_HOME); checked: {error}"
+            f"{engine.title} {version_major(version)} needs a full JDK {wanted} (install e.g. "
+            f"Eclipse Temurin or OpenJDK {high or 21} and set {variable}); checked: {error}"
         ) from None
 
 
@@ -104,7 +94,12 @@ def version_major(version: str) -> int:
 
 
 def ownership_problem(
-    port: int, home: Path, own_pid: int | None, expected: Path, reported: list[str] | None
+    port: int,
+    home: Path,
+    own_pid: int | None,
+    expected: Path,
+    reported: list[str] | None,
+    title: str = ELASTICSEARCH.title,
 ) -> str | None:
     """Why a healthy node on ``port`` may not be reused by this home, or None if it may.
 
@@ -117,7 +112,7 @@ def ownership_problem(
         return None
     where = f"its data is in {', '.join(reported)}" if reported else "its data folder is unknown"
     return (
-        f"port {port} is served by an Elasticsearch that was not started from {home} ({where}); "
+        f"port {port} is served by an {title} that was not started from {home} ({where}); "
         "stop that node or pick another --port"
     )
 
@@ -145,10 +140,12 @@ def _check_node_options(version: str, port: int, heap: str) -> None:
 
 @dataclass(frozen=True)
 class ClusterSpec:
-    """The loopback cluster a node belongs to: its name and every member's HTTP port."""
+    """The loopback cluster a node belongs to: its name, every member's HTTP port, and the
+    engine's setting that names the initial masters (:attr:`Engine.bootstrap_setting`)."""
 
     name: str
     ports: tuple[int, ...]
+    bootstrap_setting: str = ELASTICSEARCH.bootstrap_setting
 
     def node_name(self, port: int) -> str:
         return f"es-scm-{port}"
@@ -161,17 +158,18 @@ class ClusterSpec:
             "discovery.seed_hosts": ",".join(f"127.0.0.1:{p + 100}" for p in self.ports),
         }
         if first_boot:
-            settings["cluster.initial_master_nodes"] = ",".join(map(self.node_name, self.ports))
+            settings[self.bootstrap_setting] = ",".join(map(self.node_name, self.ports))
         return settings
 
 
 class LocalElasticsearch:
-    """An Elasticsearch node on 127.0.0.1, run from the Maven Central distribution.
+    """An Elasticsearch (or OpenSearch) node on 127.0.0.1, run from the engine's integ-test zip.
 
     Parameters
     ----------
     version : str
-        The Elasticsearch version (``$ES_SCM_ES_VERSION`` overrides the default).
+        The engine's version (default ``$ES_SCM_ES_VERSION`` or ``$ES_SCM_OPENSEARCH_VERSION``,
+        else the engine's default).
     home : path, optional
         Where the distribution, data and logs live; see :func:`default_home`.
     port : int
@@ -184,6 +182,14 @@ class LocalElasticsearch:
         Make the node a member of this cluster instead of a single-node cluster.
     settings : mapping, optional
         More ``-E`` settings, applied last (e.g. ``{"cluster.info.update.interval": "10s"}``).
+    engine : str or Engine
+        ``"elasticsearch"`` (the default) or ``"opensearch"`` (:mod:`es_scm.tools.engine`).
+
+    Raises
+    ------
+    ValueError
+        For a malformed version, port or heap, an unknown engine, or ``secure`` with an engine
+        whose zip has no security.
     """
 
     def __init__(
@@ -196,8 +202,12 @@ class LocalElasticsearch:
         secure: bool = False,
         cluster: ClusterSpec | None = None,
         settings: Mapping[str, str] | None = None,
+        engine: str | Engine | None = None,
     ) -> None:
-        self.version = version or os.environ.get("ES_SCM_ES_VERSION", DEFAULT_VERSION)
+        self.engine = engine_named(engine)
+        self.version = version or os.environ.get(
+            self.engine.version_variable, self.engine.default_version
+        )
         self.home = Path(home) if home else default_home()
         self.port = int(port or port_from_env())
         self.heap = heap or os.environ.get("ES_SCM_HEAP", DEFAULT_HEAP)
@@ -205,7 +215,12 @@ class LocalElasticsearch:
         self.cluster = cluster
         self.extra_settings = dict(settings or {})
         _check_node_options(self.version, self.port, self.heap)
-        self.distribution = Distribution(self.home, self.version)
+        if secure and not self.engine.supports_security:
+            raise ValueError(
+                f"--secure is not available for {self.engine.title}: its integ-test zip has no "
+                "security plugin (plain HTTP, no users)"
+            )
+        self.distribution = Distribution(self.home, self.version, self.engine)
         self.security = SecurityFiles(self.home, self.install_dir)
 
     # -- paths
@@ -231,9 +246,10 @@ class LocalElasticsearch:
 
     @property
     def _folder_name(self) -> str:
+        label = self.engine.label(self.version)
         if self.cluster:
-            return f"{self.version}-{self.cluster.name}/{self.port}"
-        return f"{self.version}-{self.port}"
+            return f"{label}-{self.cluster.name}/{self.port}"
+        return f"{label}-{self.port}"
 
     @property
     def data_dir(self) -> Path:
@@ -257,12 +273,15 @@ class LocalElasticsearch:
         return self.distribution.fetch()
 
     def install(self, java: JavaRuntime | None = None) -> Path:
-        """Fetch and unpack the distribution, add the English analysis plugin and create the
-        keystore (idempotent; :class:`~es_scm.tools.distribution.Distribution`).
+        """Fetch and unpack the distribution, complete it (Elasticsearch's English analysis
+        plugin, OpenSearch's missing modules) and create the keystore (idempotent;
+        :class:`~es_scm.tools.distribution.Distribution`).
 
         The plugin (:mod:`es_scm.tools.analysis`) is built with ``java``, by default the node's.
         """
-        return self.distribution.install(lambda: (java or find_runtime(self.version)).home)
+        return self.distribution.install(
+            lambda: (java or find_runtime(self.version, self.engine)).home
+        )
 
     # -- state
     def running_pid(self) -> int | None:
@@ -306,7 +325,7 @@ class LocalElasticsearch:
         """
         if self.reusable():
             return self.url
-        self.wait_until_healthy(self.launch(find_runtime(self.version)), timeout)
+        self.wait_until_healthy(self.launch(find_runtime(self.version, self.engine)), timeout)
         return self.url
 
     def reusable(self) -> bool:
@@ -314,14 +333,16 @@ class LocalElasticsearch:
         own_pid = self.running_pid()
         if self.is_healthy():
             reported = None if own_pid else self.probe.data_paths()
-            problem = ownership_problem(self.port, self.home, own_pid, self.data_dir, reported)
+            problem = ownership_problem(
+                self.port, self.home, own_pid, self.data_dir, reported, self.engine.title
+            )
             if problem:
                 raise LocalElasticsearchError(problem)
             return True
         if own_pid is None and port_open(self.port):
             raise LocalElasticsearchError(
-                f"port {self.port} is in use by a process that is not a healthy Elasticsearch "
-                f"started from {self.home}; stop it or pick another --port"
+                f"port {self.port} is in use by a process that is not a healthy "
+                f"{self.engine.title} started from {self.home}; stop it or pick another --port"
             )
         return False
 
@@ -334,20 +355,24 @@ class LocalElasticsearch:
             self.security.ensure(java.home)
         user = service_user() if os.geteuid() == 0 else None
         prepare_folders(self.home, self.install_dir, self.data_dir, self.logs_dir, user)
-        for warning in disk_warnings(self.data_dir):
+        for warning in disk_warnings(self.data_dir, engine=self.engine):
             log(f"warning: {warning}")
-        env = node_environment(java.home, self.heap, self.home)
-        process = spawn_node(self.install_dir, self.settings(), env, self.console_log, user)
+        env = node_environment(java.home, self.heap, self.home, self.engine)
+        process = spawn_node(
+            self.install_dir, self.settings(), env, self.console_log, user, self.engine
+        )
         self.pid_file.write_text(f"{process.pid}\n")
         return process
 
     def settings(self) -> dict[str, str]:
-        """The ``-E`` settings of the node. Disk watermarks keep Elasticsearch's defaults."""
+        """The ``-E`` settings of the node. Disk watermarks keep the engine's defaults (and
+        apply to OpenSearch's single node too: :attr:`Engine.single_node_settings`)."""
         settings = {"cluster.name": self.cluster_name, "node.name": self.name}
         if self.cluster:
             settings |= self.cluster.settings(self.port, first_boot=self.first_boot)
         else:
             settings["discovery.type"] = "single-node"
+            settings |= self.engine.single_node_settings
         settings |= {
             "network.host": "127.0.0.1",
             "http.port": str(self.port),
@@ -355,12 +380,13 @@ class LocalElasticsearch:
             "path.data": str(self.data_dir),
             "path.logs": str(self.logs_dir),
         }
-        return settings | security_settings(self.secure) | self.extra_settings
+        security = security_settings(True) if self.secure else dict(self.engine.insecure_settings)
+        return settings | security | self.extra_settings
 
     @property
     def first_boot(self) -> bool:
         """Whether the node has never written its data folder."""
-        return not (self.data_dir / "_state").exists()
+        return not (self.data_dir / self.engine.state_folder).exists()
 
     def wait_until_healthy(
         self,
@@ -378,7 +404,8 @@ class LocalElasticsearch:
             time.sleep(1.0)
         self.stop()
         raise LocalElasticsearchError(
-            f"Elasticsearch on port {self.port} did not become healthy within {timeout:.0f}s; "
+            f"{self.engine.title} on port {self.port} did not become healthy within "
+            f"{timeout:.0f}s; "
             f"log tail:\n{self.log_tail()}"
         )
 
@@ -387,11 +414,11 @@ class LocalElasticsearch:
         if process is not None and process.poll() is not None:
             self.pid_file.unlink(missing_ok=True)
             raise LocalElasticsearchError(
-                f"Elasticsearch on port {self.port} exited with code {process.returncode} "
+                f"{self.engine.title} on port {self.port} exited with code {process.returncode} "
                 f"while starting; log tail:\n{self.log_tail()}"
             )
         if process is None and self.running_pid() is None:
-            raise LocalElasticsearchError(f"Elasticsearch on port {self.port} exited")
+            raise LocalElasticsearchError(f"{self.engine.title} on port {self.port} exited")
 
     def terminate(self) -> int | None:
         """Send SIGTERM to the node's process group; return its pid (None if none runs)."""
@@ -429,6 +456,7 @@ class LocalElasticsearch:
             "managed_pid": self.running_pid(),
             "health": health.get("status") if health else None,
             "version": self.server_version() if health else None,
+            "engine": self.engine.name,
             "configured_version": self.version,
             "home": str(self.home),
             "data": ", ".join(reported) if reported else str(self.data_dir),

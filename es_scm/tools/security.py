@@ -29,11 +29,10 @@ from __future__ import annotations
 import os
 import secrets
 import shutil
-import subprocess
 import zipfile
 from pathlib import Path
 
-from es_scm.tools.system import LocalElasticsearchError
+from es_scm.tools.launch import run_tool
 
 __all__ = [
     "ADMIN_USER",
@@ -170,27 +169,7 @@ class SecurityFiles:
 
     def run_tool(self, name: str, arguments: list[str], java_home: Path, stdin: str = "") -> str:
         """Run the distribution's ``bin/<name>`` on its config folder; return its output."""
-        env = {
-            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-            "ES_JAVA_HOME": str(java_home),
-            "ES_PATH_CONF": str(self.config_dir),
-            "LANG": "C.UTF-8",
-        }
-        result = subprocess.run(
-            [str(self.install_dir / "bin" / name), *arguments],
-            input=stdin,
-            capture_output=True,
-            text=True,
-            env=env,
-            check=False,
-        )
-        if result.returncode != 0:
-            tail = (result.stdout + result.stderr).strip().splitlines()[-3:]
-            raise LocalElasticsearchError(
-                f"bin/{name} {arguments[0]} failed (exit {result.returncode}): "
-                + " | ".join(tail or ["no output"])
-            )
-        return result.stdout
+        return run_tool(self.install_dir, name, arguments, java_home, stdin=stdin)
 
     def _certutil(self, name: str, arguments: list[str], java_home: Path) -> None:
         """Run certutil into ``folder/name.zip`` and unpack ``name/`` (0600) from it."""

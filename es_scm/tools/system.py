@@ -1,6 +1,7 @@
 """Operating-system helpers of the local runner: processes, ports, the service user, files, disk.
 
-Nothing here knows about Elasticsearch's settings; :mod:`es_scm.tools.node` puts them together.
+Nothing here knows about an engine's settings; :mod:`es_scm.tools.node` puts them together, and
+the disk watermarks are those of the engine's description (:mod:`es_scm.tools.engine`).
 """
 
 from __future__ import annotations
@@ -14,10 +15,10 @@ import socket
 import subprocess
 import sys
 import zipfile
-from dataclasses import dataclass
 from pathlib import Path
 
 from es_scm.processes import pid_alive
+from es_scm.tools.engine import ELASTICSEARCH, DiskWatermark, Engine
 
 __all__ = [
     "SERVICE_USER",
@@ -31,6 +32,7 @@ __all__ = [
     "log",
     "pid_alive",
     "port_open",
+    "read_properties",
     "reap",
     "service_user",
     "signal_group",
@@ -83,7 +85,7 @@ def group_alive(pid: int) -> bool:
 
 
 def service_user() -> pwd.struct_passwd:
-    """The unprivileged ``es-scm`` system user (created once): Elasticsearch refuses root."""
+    """The unprivileged ``es-scm`` system user (created once): the engines refuse root."""
     try:
         return pwd.getpwnam(SERVICE_USER)
     except KeyError:
@@ -97,8 +99,8 @@ def service_user() -> pwd.struct_passwd:
     )
     if result.returncode not in (0, 9):  # 9: the user exists already (a concurrent start)
         raise LocalElasticsearchError(
-            f"Elasticsearch refuses to run as root and creating user {SERVICE_USER!r} failed: "
-            f"{result.stderr.strip()}"
+            "Elasticsearch and OpenSearch refuse to run as root, and creating user "
+            f"{SERVICE_USER!r} failed: {result.stderr.strip()}"
         )
     return pwd.getpwnam(SERVICE_USER)
 
@@ -124,6 +126,12 @@ def chown_tree(root: Path, uid: int, gid: int) -> None:
 # --------------------------------------------------------------------------- files
 
 
+def read_properties(path: Path) -> dict[str, str]:
+    """``key=value`` lines of a simple properties file (no continuations or escapes)."""
+    pairs = (line.split("=", 1) for line in path.read_text().splitlines() if "=" in line)
+    return {key.strip(): value.strip() for key, value in pairs if not key.startswith("#")}
+
+
 def extract_zip_with_modes(zip_path: Path, target: Path) -> None:
     """Unpack a zip keeping the Unix permission bits (zipfile alone drops them)."""
     with zipfile.ZipFile(zip_path) as archive:
@@ -137,33 +145,16 @@ def extract_zip_with_modes(zip_path: Path, target: Path) -> None:
 # --------------------------------------------------------------------------- disk watermarks
 
 
-@dataclass(frozen=True)
-class DiskWatermark:
-    """One of Elasticsearch's default disk watermarks: a used share, capped by a free headroom."""
-
-    name: str
-    used_percent: float
-    max_headroom: int
-    effect: str
-
-    def free_needed(self, total: int) -> int:
-        """The free bytes below which the watermark is exceeded on a disk of ``total`` bytes."""
-        return min(int(total * (100.0 - self.used_percent) / 100.0), self.max_headroom)
-
-
 GB = 1024**3
-# Elasticsearch 9's defaults (`cluster.routing.allocation.disk.watermark.*` and `*.max_headroom`).
-DEFAULT_WATERMARKS = (
-    DiskWatermark(
-        "flood-stage", 95.0, 100 * GB, "Elasticsearch makes indices read-only (writes fail)"
-    ),
-    DiskWatermark("high", 90.0, 150 * GB, "Elasticsearch allocates no new shard on this node"),
-    DiskWatermark("low", 85.0, 200 * GB, "Elasticsearch allocates no new replica on this node"),
-)
+# Elasticsearch's defaults; each engine's are in its description (es_scm/tools/engine.py).
+DEFAULT_WATERMARKS = ELASTICSEARCH.watermarks
 
 
-def disk_warnings(folder: Path, total: int | None = None, free: int | None = None) -> list[str]:
-    """Say which default watermark the disk holding ``folder`` exceeds already (at most one).
+def disk_warnings(
+    folder: Path, total: int | None = None, free: int | None = None, engine: Engine = ELASTICSEARCH
+) -> list[str]:
+    """Say which of ``engine``'s default watermarks the disk holding ``folder`` exceeds already
+    (at most one).
 
     ``total`` and ``free`` (bytes) replace the disk's own figures, for tests.
     """
@@ -171,12 +162,13 @@ def disk_warnings(folder: Path, total: int | None = None, free: int | None = Non
         usage = shutil.disk_usage(folder)
         total = usage.total
         free = usage.free
-    for mark in DEFAULT_WATERMARKS:
+    for mark in engine.watermarks:
         needed = mark.free_needed(total)
         if free < needed:
+            effect = mark.effect.format(title=engine.title)
             return [
-                f"the disk holding {folder} has {free / GB:.1f} GB free, under Elasticsearch's "
-                f"{mark.name} watermark ({needed / GB:.1f} GB free): {mark.effect}; free disk "
+                f"the disk holding {folder} has {free / GB:.1f} GB free, under {engine.title}'s "
+                f"{mark.name} watermark ({needed / GB:.1f} GB free): {effect}; free disk "
                 "space or set ES_SCM_HOME to a roomier disk (README: disk watermarks)"
             ]
     return []

@@ -1,7 +1,9 @@
-"""The local runner's logic that needs no server: Java discovery, validation, unpacking, options."""
+"""The local runner's logic that needs no server: Java discovery, validation, unpacking, options,
+and what differs for OpenSearch (settings, folders, Java, modules)."""
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import stat
@@ -11,7 +13,7 @@ import zipfile
 import pytest
 
 from es_scm.elastic.connection import connection_options
-from es_scm.tools import es_local, java, node, system
+from es_scm.tools import engine, es_local, java, launch, maven, modules, node, system
 from es_scm.tools.es_local import LocalCluster, LocalElasticsearch, LocalElasticsearchError
 from es_scm.tools.node import ownership_problem
 
@@ -319,3 +321,229 @@ def test_requests_are_encoded_with_orjson_when_installed():
     serializer = client.transport.serializers.get_serializer("application/x-ndjson")
     lines = [{"index": {"_id": "é/1"}}, {"v": {"12": 0.5}, "text": "ü"}]
     assert serializer.dumps(lines) == b"".join(orjson.dumps(line) + b"\n" for line in lines)
+
+
+# -- OpenSearch: the engine's description, its node's settings, its modules -----------------------
+
+
+def test_the_engine_is_elasticsearch_unless_named(tmp_path):
+    assert LocalElasticsearch(home=tmp_path).engine is engine.ELASTICSEARCH
+    assert LocalElasticsearch(home=tmp_path, engine="opensearch").engine is engine.OPENSEARCH
+    with pytest.raises(ValueError, match="engine must be one of elasticsearch, opensearch"):
+        LocalElasticsearch(home=tmp_path, engine="solr")
+
+
+def test_each_engine_has_its_own_default_version_and_variable(tmp_path, monkeypatch):
+    monkeypatch.setenv("ES_SCM_ES_VERSION", "8.19.9")
+    monkeypatch.delenv("ES_SCM_OPENSEARCH_VERSION", raising=False)
+    assert LocalElasticsearch(home=tmp_path).version == "8.19.9"
+    assert LocalElasticsearch(home=tmp_path, engine="opensearch").version == "2.19.6"
+    monkeypatch.setenv("ES_SCM_OPENSEARCH_VERSION", "3.6.0")
+    assert LocalElasticsearch(home=tmp_path, engine="opensearch").version == "3.6.0"
+
+
+@pytest.mark.parametrize(
+    ("name", "version", "low", "high"),
+    [
+        ("elasticsearch", "9.5.4", 21, None),
+        ("elasticsearch", "8.19.9", 17, 21),
+        ("opensearch", "2.19.6", 11, 21),
+        ("opensearch", "3.6.0", 21, None),
+    ],
+)
+def test_java_requirements_by_engine_and_major(name, version, low, high):
+    requirement = engine.ENGINES[name].java_requirement(version)
+    assert (requirement.low, requirement.high) == (low, high)
+
+
+def test_opensearch_2_gets_a_java_before_24_its_own_variable_first(tmp_path, monkeypatch):
+    newest = write_jdk(tmp_path / "newest", 25, engine.OPENSEARCH.java_modules)
+    system_17 = write_jdk(tmp_path / "system", 17, engine.OPENSEARCH.java_modules)
+    named = write_jdk(tmp_path / "named", 21, engine.OPENSEARCH.java_modules)
+    candidates = [(newest, "/usr/lib/jvm/newest"), (system_17, "java on PATH")]
+    monkeypatch.setattr(java, "_candidate_java_homes", lambda: candidates)
+    assert node.find_runtime("2.19.6", engine.OPENSEARCH).home == system_17
+    assert node.find_runtime("3.6.0", engine.OPENSEARCH).home == newest
+    candidates.append((named, "$OPENSEARCH_JAVA_HOME"))
+    assert node.find_runtime("2.19.6", engine.OPENSEARCH).home == named
+
+
+def test_find_java_names_the_engine_and_its_variable(tmp_path, monkeypatch):
+    old = write_jdk(tmp_path / "old", 17, engine.OPENSEARCH.java_modules)
+    monkeypatch.setattr(java, "_candidate_java_homes", lambda: [(old, "A")])
+    with pytest.raises(LocalElasticsearchError) as error:
+        node.find_runtime("3.6.0", engine.OPENSEARCH)
+    message = str(error.value)
+    assert message.startswith("OpenSearch 3 needs a full JDK 21+")
+    assert "OPENSEARCH_JAVA_HOME" in message
+    assert "A: Java 17" in message
+
+
+def test_an_opensearch_node_has_no_xpack_and_keeps_watermarks_on_one_node(tmp_path):
+    local = LocalElasticsearch(home=tmp_path, port=9400, engine="opensearch")
+    settings = local.settings()
+    assert not [key for key in settings if key.startswith("xpack.")]
+    assert settings["discovery.type"] == "single-node"
+    single = "cluster.routing.allocation.disk.watermark.enable_for_single_data_node"
+    assert settings[single] == "true"
+    assert local.url == "http://127.0.0.1:9400"
+    assert local.install_dir == tmp_path / "opensearch-2.19.6"
+    assert local.zip_path == tmp_path / "dist" / "opensearch-2.19.6.zip"
+    assert local.distribution.keystore.name == "opensearch.keystore"
+    assert local.data_dir == tmp_path / "data" / "opensearch-2.19.6-9400"
+    # an Elasticsearch node's folders are as they were
+    assert LocalElasticsearch(home=tmp_path, port=9400).data_dir == tmp_path / "data" / "9.5.4-9400"
+
+
+def test_an_opensearch_cluster_bootstraps_with_cluster_manager_nodes(tmp_path):
+    cluster = LocalCluster(2, 9400, home=tmp_path, engine="opensearch")
+    settings = [n.settings() for n in cluster.nodes]
+    for s in settings:
+        assert s["cluster.initial_cluster_manager_nodes"] == "es-scm-9400,es-scm-9401"
+        assert "cluster.initial_master_nodes" not in s
+        assert "discovery.type" not in s
+        assert not [key for key in s if "enable_for_single_data_node" in key]
+    # OpenSearch keeps its node state in nodes/0/_state: once there, no bootstrap again
+    (cluster.nodes[0].data_dir / "nodes" / "0" / "_state").mkdir(parents=True)
+    assert "cluster.initial_cluster_manager_nodes" not in cluster.nodes[0].settings()
+    assert "cluster.initial_cluster_manager_nodes" in cluster.nodes[1].settings()
+
+
+def test_secure_is_refused_for_opensearch_in_one_line(tmp_path):
+    with pytest.raises(ValueError, match="--secure is not available for OpenSearch") as error:
+        LocalCluster(1, 9400, home=tmp_path, secure=True, engine="opensearch")
+    assert "\n" not in str(error.value)
+    assert es_local.main(["start", "--engine", "opensearch", "--secure", "--home", str(tmp_path)])
+    assert not (tmp_path / "dist").exists()
+
+
+def test_the_engine_option_and_the_saved_layout(tmp_path):
+    args = parse("start", "--engine", "opensearch", "--version", "3.6.0", "--home", str(tmp_path))
+    cluster = es_local.cluster_from_args(args)
+    assert cluster.engine is engine.OPENSEARCH
+    assert cluster.nodes[0].version == "3.6.0"
+    assert cluster.layout == {"nodes": 1, "secure": False, "engine": "opensearch"}
+    # stop and status take the engine that start saved; a layout saved before has none
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "9400.json").write_text(json.dumps(cluster.layout))
+    home = ("--home", str(tmp_path), "--port", "9400")
+    assert es_local.cluster_from_args(parse("status", *home)).engine is engine.OPENSEARCH
+    (tmp_path / "run" / "9400.json").write_text('{"nodes": 1, "secure": false}')
+    assert es_local.cluster_from_args(parse("stop", *home)).engine is engine.ELASTICSEARCH
+    with pytest.raises(SystemExit):
+        parse("start", "--engine", "solr")
+
+
+def test_start_refuses_another_engine_on_this_homes_running_port(tmp_path):
+    (tmp_path / "run").mkdir()
+    layout = {"nodes": 1, "secure": False, "engine": "opensearch"}
+    (tmp_path / "run" / "9400.json").write_text(json.dumps(layout))
+    stand_in = subprocess.Popen(["sleep", "60"], start_new_session=True)
+    try:
+        (tmp_path / "run" / "9400.pid").write_text(f"{stand_in.pid}\n")
+        with pytest.raises(LocalElasticsearchError) as error:
+            LocalCluster(1, 9400, home=tmp_path).start(timeout=1)
+    finally:
+        stand_in.kill()
+        stand_in.wait()
+    assert "this home's OpenSearch on port 9400 runs with --nodes 1 --engine opensearch" in str(
+        error.value
+    )
+
+
+def test_opensearch_watermarks_have_no_headroom(tmp_path):
+    # 2 TB with 210 GB free: under Elasticsearch's 200 GB cap, past OpenSearch's 85 % (300 GB)
+    assert system.disk_warnings(tmp_path, total=2000 * GB, free=210 * GB) == []
+    (low,) = system.disk_warnings(
+        tmp_path, total=2000 * GB, free=210 * GB, engine=engine.OPENSEARCH
+    )
+    assert "under OpenSearch's low watermark (300.0 GB free)" in low
+    assert "OpenSearch allocates no new replica" in low
+    (flood,) = system.disk_warnings(tmp_path, total=100 * GB, free=4 * GB, engine=engine.OPENSEARCH)
+    assert "OpenSearch makes indices read-only" in flood
+
+
+def test_engine_scripts_and_variables(tmp_path):
+    opensearch = engine.OPENSEARCH
+    env = launch.node_environment(tmp_path / "jdk", "512m", tmp_path, opensearch)
+    assert env["OPENSEARCH_JAVA_HOME"] == str(tmp_path / "jdk")
+    assert env["OPENSEARCH_JAVA_OPTS"] == "-Xms512m -Xmx512m"
+    assert env["OPENSEARCH_TMPDIR"] == str(tmp_path / "tmp")
+    assert not [key for key in env if key.startswith("ES_")]
+    assert set(launch.node_environment(tmp_path, "1g", tmp_path)) >= {"ES_JAVA_HOME", "ES_TMPDIR"}
+    assert opensearch.tool("keystore") == "opensearch-keystore"
+    assert opensearch.artifact_of("2.19.6") == (
+        "org.opensearch.distribution.integ-test-zip:opensearch:2.19.6:zip"
+    )
+
+
+def write_jar(path, *classes: str):
+    with zipfile.ZipFile(path, "w") as jar:
+        for name in classes:
+            jar.writestr(name.replace(".", "/") + ".class", b"")
+    return path
+
+
+def test_a_module_descriptor_names_the_class_its_jar_holds(tmp_path):
+    spec = engine.OPENSEARCH_MODULES[0]
+    old = write_jar(tmp_path / "old.jar", "org.opensearch.index.mapper.MapperExtrasPlugin")
+    new = write_jar(tmp_path / "new.jar", "org.opensearch.index.mapper.MapperExtrasModulePlugin")
+    assert modules.plugin_class(old, spec.plugin_classes).endswith(".MapperExtrasPlugin")
+    assert modules.plugin_class(new, spec.plugin_classes).endswith(".MapperExtrasModulePlugin")
+    with pytest.raises(LocalElasticsearchError, match="none of the classes"):
+        modules.plugin_class(write_jar(tmp_path / "other.jar", "a.B"), spec.plugin_classes)
+    analysis = next(s for s in engine.OPENSEARCH_MODULES if s.name == "analysis-common")
+    text = modules.descriptor_text(analysis, engine.OPENSEARCH, "2.19.6", "x.Y", "11")
+    (tmp_path / "descriptor").write_text(text)
+    assert system.read_properties(tmp_path / "descriptor") == {
+        "description": analysis.description,
+        "version": "2.19.6",
+        "name": "analysis-common",
+        "classname": "x.Y",
+        "java.version": "11",
+        "opensearch.version": "2.19.6",
+        "custom.foldername": "",
+        "extended.plugins": "lang-painless",
+        "has.native.controller": "false",
+    }
+
+
+@pytest.mark.parametrize(
+    ("jar", "stem"),
+    [
+        ("asm-util-9.7.jar", "asm-util"),
+        ("netty-codec-4.1.135.Final.jar", "netty-codec"),
+        ("opensearch-2.19.6.jar", "opensearch"),
+        ("opensearch-scripting-painless-spi-2.19.6.jar", "opensearch-scripting-painless-spi"),
+        ("t-digest-3.2.jar", "t-digest"),
+        ("antlr4-runtime-4.13.1.jar", "antlr4-runtime"),
+    ],
+)
+def test_jars_are_compared_without_their_version(jar, stem):
+    assert modules.jar_stem(jar) == stem
+
+
+def test_modules_are_missing_by_folder_and_take_the_zips_java_version(tmp_path):
+    install = tmp_path / "opensearch-2.19.6"
+    netty = install / "modules" / "transport-netty4"
+    netty.mkdir(parents=True)
+    (netty / "plugin-descriptor.properties").write_text("name=transport-netty4\njava.version=11\n")
+    assembly = modules.ModuleAssembly(install, engine.OPENSEARCH, "2.19.6")
+    assert [s.name for s in assembly.missing()] == [
+        "mapper-extras",
+        "lang-painless",
+        "analysis-common",
+    ]
+    assert assembly.java_version() == "11"
+    for spec in engine.OPENSEARCH_MODULES:
+        (install / "modules" / spec.name).mkdir()
+    assert assembly.missing() == []
+    assert assembly.ensure(tmp_path / "run") == []  # nothing to fetch: Maven is not called
+    assert modules.ModuleAssembly(install, engine.ELASTICSEARCH, "9.5.4").missing() == []
+
+
+def test_the_module_pom_leaves_the_engine_core_out():
+    pom = maven.dependency_pom("org.opensearch.plugin", "lang-painless", "2.19.6", "org.opensearch")
+    assert "<artifactId>lang-painless</artifactId><version>2.19.6</version>" in pom
+    assert "<exclusion><groupId>org.opensearch</groupId><artifactId>*</artifactId>" in pom
+    assert "exclusion" not in maven.dependency_pom("g", "a", "1")
