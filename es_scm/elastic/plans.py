@@ -100,13 +100,16 @@ BM25_NAME = "bm25"
 class Context:
     """What a searcher's plans read: the ``model``, the passed model check (``checked``: the
     target, the side of S, the mapped fields), the cluster's clause limit (``clause_limit``),
-    the form of the expanded query (``query_type``) and exact search's largest window."""
+    the form of the expanded query (``query_type``), exact search's largest window, and whether
+    the cluster reports named queries' scores in an ``_msearch`` (``named_scores``: else hybrid
+    search asks for BM25's scores of the SCM's candidates in a round trip of their own)."""
 
     model: SoftCosineModel
     checked: Checked
     clause_limit: int
     query_type: QueryType
     max_window: int
+    named_scores: bool = True
 
 
 class Plan:
@@ -447,7 +450,9 @@ class HybridPlan(Plan):
             self.legs.append(DenseLeg(query, field))
         # BM25's score of the SCM's candidates, reported beside the SCM's search (its clauses
         # count against the cluster's limit there too)
-        self.beside = "bm25" in names and self.fuses_scm and fusion.uses_scores
+        self.beside = (
+            "bm25" in names and self.fuses_scm and fusion.uses_scores and context.named_scores
+        )
         budget = clause_budget(context.clause_limit, request.filters, request.words)
         if self.beside:
             budget = _beside_budget(budget, request.words, context.clause_limit)
