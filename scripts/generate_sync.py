@@ -36,6 +36,7 @@ COMMAND = "python scripts/generate_sync.py"
 REPLACEMENTS = {
     # the client and its helpers
     "AsyncElasticsearch": "Elasticsearch",
+    "AsyncOpenSearch": "OpenSearch",  # opensearch-py's client (es_scm/elastic/_async/opensearch.py)
     "async_streaming_bulk": "streaming_bulk",
     # the package of the generated code
     "_async": "_sync",
@@ -47,6 +48,8 @@ REPLACEMENTS = {
     "async_remove_swap_leftovers": "remove_swap_leftovers",
     "AsyncIngestion": "Ingestion",
     "AsyncBatchSender": "BatchSender",
+    "AsyncOpenSearchClient": "OpenSearchClient",
+    "AsyncOpenSearchTransport": "OpenSearchTransport",
     # builtins
     "anext": "next",
     # the hand-written pairs of es_scm/elastic/concurrency.py

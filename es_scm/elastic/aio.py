@@ -31,7 +31,8 @@ from es_scm.elastic._async.aliases import (
 from es_scm.elastic._async.index import AsyncSCMIndex
 from es_scm.elastic._async.searcher import AsyncSearcher
 from es_scm.elastic.concurrency import AsyncStop
-from es_scm.elastic.connection import client_options
+from es_scm.elastic.connection import client_options, detect_engine
+from es_scm.elastic.engines import Engine, engine_named
 from es_scm.extras import require
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -48,13 +49,18 @@ __all__ = [
 ]
 
 
-def async_client_from_env(url: str | None = None, **kwargs: Any) -> AsyncElasticsearch:
+def async_client_from_env(
+    url: str | None = None, *, engine: str | Engine | None = None, **kwargs: Any
+) -> AsyncElasticsearch:
     """An ``AsyncElasticsearch`` configured like :func:`~es_scm.elastic.client_from_env`.
 
-    Same arguments and environment variables (``ES_URL``, ``ES_API_KEY``, ...). Close it with
+    Same arguments and environment variables (``ES_URL``, ``ES_API_KEY``, ``ES_SCM_ENGINE``,
+    ...). For OpenSearch it is es-scm's
+    :class:`~es_scm.elastic._async.opensearch.AsyncOpenSearchClient` over opensearch-py's
+    ``AsyncOpenSearch``. Unless ``engine`` (or ``$ES_SCM_ENGINE``) names it, the engine is asked
+    of the cluster here, once, by a sync request (up to 10 s). Close it with
     ``await client.close()``.
     """
     require("aiohttp", "the asyncio API")
-    from elasticsearch import AsyncElasticsearch
-
-    return AsyncElasticsearch(**client_options(url, **kwargs))
+    options = client_options(url, **kwargs)
+    return (engine_named(engine) or detect_engine(options)).async_client(options)

@@ -1,4 +1,10 @@
-"""Elasticsearch clients configured like the official client, from arguments or the environment.
+"""Clients configured like the official client, from arguments or the environment.
+
+A client is made for the engine the cluster runs (:mod:`es_scm.elastic.engines`): an
+``Elasticsearch`` for Elasticsearch, es-scm's OpenSearch client (elasticsearch-py's surface over
+opensearch-py, :mod:`es_scm.elastic._async.opensearch`) for OpenSearch. The engine is named
+(``engine=``, ``$ES_SCM_ENGINE``) or, by default, detected once from the cluster's answer to
+``GET /``.
 
 Environment variables (arguments take precedence):
 
@@ -14,22 +20,49 @@ Environment variables (arguments take precedence):
     A CA certificate bundle (PEM) to verify the cluster's TLS certificate.
 ``ES_VERIFY_CERTS``
     ``false`` to skip certificate verification (testing only).
+``ES_SCM_ENGINE``
+    ``elasticsearch``, ``opensearch``, or ``auto`` (the default: asked of the cluster).
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 from collections.abc import Mapping
 from typing import Any
 
 import elasticsearch
-from elasticsearch import Elasticsearch
+from elastic_transport import TransportError
+from elasticsearch import ApiError, Elasticsearch
 
 from es_scm.elastic.credentials import check_url
+from es_scm.elastic.engines import (
+    DEFAULT_MAX_CLAUSES,
+    Engine,
+    clause_limit,
+    engine_named,
+    engine_of_answer,
+    version_tuple,
+)
 
+__all__ = [
+    "DEFAULT_MAX_CLAUSES",
+    "DEFAULT_URL",
+    "clause_limit",
+    "client_from_env",
+    "client_options",
+    "connection_options",
+    "detect_engine",
+    "error_reason",
+    "fast_serializers",
+    "node_version",
+    "version_tuple",
+]
+
+logger = logging.getLogger(__name__)
 DEFAULT_URL = "http://127.0.0.1:9200"
-DEFAULT_MAX_CLAUSES = 1024  # Lucene's historical limit, used when the cluster cannot be asked
+_PROBE_TIMEOUT = 10.0  # seconds the engine's detection waits for the cluster's answer
 
 
 def connection_options(
@@ -112,13 +145,20 @@ def fast_serializers() -> dict[str, Any] | None:
     return serializers
 
 
-def client_from_env(url: str | None = None, **kwargs: Any) -> Elasticsearch:
-    """Create an :class:`elasticsearch.Elasticsearch` client from arguments and the environment.
+def client_from_env(
+    url: str | None = None, *, engine: str | Engine | None = None, **kwargs: Any
+) -> Elasticsearch:
+    """A client of the cluster at ``url``, from arguments and the environment.
 
     Parameters
     ----------
     url : str, optional
         The cluster URL; defaults to ``$ES_URL``, then the local runner's URL.
+    engine : {"auto", "elasticsearch", "opensearch"}, optional
+        The cluster's engine; default ``$ES_SCM_ENGINE``, else ``auto``: asked of the cluster
+        once, here (:func:`detect_engine`). For OpenSearch the client is es-scm's
+        :class:`~es_scm.elastic._sync.opensearch.OpenSearchClient` (an ``Elasticsearch`` that
+        talks through opensearch-py: ``pip install 'es-scm[opensearch]'``).
     **kwargs
         ``api_key``, ``username``, ``password``, ``ca_certs``, ``verify_certs`` as in
         :func:`connection_options`; any other keyword goes to the client unchanged.
@@ -127,7 +167,29 @@ def client_from_env(url: str | None = None, **kwargs: Any) -> Elasticsearch:
     --------
     >>> client = client_from_env("http://127.0.0.1:9200")  # doctest: +SKIP
     """
-    return Elasticsearch(**client_options(url, **kwargs))
+    options = client_options(url, **kwargs)
+    return (engine_named(engine) or detect_engine(options)).sync_client(options)
+
+
+def detect_engine(options: Mapping[str, Any]) -> Engine:
+    """The engine of the cluster that ``options`` (:func:`client_options`) reach, from its
+    answer to ``GET /`` (:func:`~es_scm.elastic.engines.engine_of_answer`): one request, of a
+    client of its own, waiting at most 10 s. A cluster that does not answer is taken for
+    Elasticsearch: the first request of the client made then says why."""
+    timeout = min(_PROBE_TIMEOUT, options.get("request_timeout") or _PROBE_TIMEOUT)
+    probe = Elasticsearch(**{**options, "request_timeout": timeout, "max_retries": 1})
+    body: Any = None
+    try:
+        body = probe.perform_request("GET", "/").body
+    except ApiError as error:  # OpenSearch: no Elastic product header; minimal Elasticsearch: 405
+        body = error.body
+    except (TransportError, ValueError) as error:
+        logger.info("the engine could not be asked (%s): Elasticsearch assumed", error)
+    finally:
+        probe.close()
+    found, version = engine_of_answer(body)
+    logger.info("%s %s", found.title, version or "(version not given)")
+    return found
 
 
 def client_options(url: str | None = None, **kwargs: Any) -> dict[str, Any]:
@@ -151,42 +213,13 @@ def node_version(nodes: Mapping[str, Any]) -> str:
     return str(next(iter(nodes["nodes"].values()))["version"])
 
 
-def version_tuple(version: str) -> tuple[int, ...]:
-    """``"9.2.1-SNAPSHOT"`` → ``(9, 2, 1)``."""
-    numbers = []
-    for part in version.split("-")[0].split(".")[:3]:
-        numbers.append(int(part) if part.isdigit() else 0)
-    return tuple(numbers)
-
-
-def clause_limit(stats: Mapping[str, Any], info: Mapping[str, Any]) -> int:
-    """The most clauses a query may have on every data node, from the nodes' heap (``_nodes/stats``
-    with ``metric="jvm"``) and search thread pool (``_nodes`` with ``metric="thread_pool"``).
-
-    Elasticsearch 8+ derives Lucene's clause limit from each node's heap and search thread pool
-    (``max(1024, heap_MB · 64 / search_threads)``, ``SearchUtils.calculateMaxClauseValue``); the
-    ``indices.query.bool.max_clause_count`` setting is deprecated and not applied. Newer versions
-    take the heap in whole GB; this function uses the smaller of the two readings.
-    """
-    limits = []
-    for node_id, node in stats.get("nodes", {}).items():
-        heap_bytes = node["jvm"]["mem"]["heap_max_in_bytes"]
-        pool = info["nodes"].get(node_id, {}).get("thread_pool", {}).get("search", {})
-        threads = pool.get("max") or pool.get("size") or 0
-        if threads <= 0 or heap_bytes <= 0:
-            limits.append(DEFAULT_MAX_CLAUSES)
-            continue
-        by_mb = heap_bytes // 2**20 * 64 // threads
-        by_whole_gb = heap_bytes // 2**30 * 65_536 // threads
-        limits.append(max(DEFAULT_MAX_CLAUSES, min(by_mb, by_whole_gb)))
-    return min(limits, default=DEFAULT_MAX_CLAUSES)
-
-
 # An older server's answer to a newer client's headers (compatible-with=9 to Elasticsearch 8).
 _REFUSED_HEADERS = re.compile(
     r"Accept version must be either version (\d+) or \d+, but found (\d+)"
 )
 _MISSING_SHARDS = ("Search rejected due to missing shards", "no_shard_available_action_exception")
+# elasticsearch-py's client refused by OpenSearch (its media types), or refusing OpenSearch's answer
+_NOT_ELASTICSEARCH = ("compatible-with=", "server is not Elasticsearch")
 _MORE_CAUSES = 2  # deeper causes added to the root cause's reason, at most
 
 
@@ -268,6 +301,12 @@ def _advice(text: str) -> str:
         return (
             "; a shard of the index has no active copy (the index is red), and es-scm never "
             "answers from part of an index: `GET _cluster/allocation/explain` says why"
+        )
+    if any(marker in text for marker in _NOT_ELASTICSEARCH):
+        return (
+            "; the cluster is not Elasticsearch (OpenSearch?): make the client with "
+            "es_scm.client_from_env, which asks the cluster its engine, or give es-scm an "
+            "opensearch-py client (pip install 'es-scm[opensearch]')"
         )
     if "unknown query [sparse_vector]" in text:
         return (
