@@ -37,6 +37,7 @@ from typing import Any, Literal
 
 __all__ = [
     "FILTER_POLICIES",
+    "FLATTENED_TYPES",
     "MAX_FILTER_DEPTH",
     "SAFE_QUERIES",
     "Filter",
@@ -99,6 +100,9 @@ _FIELD_KEYED = (
     "wildcard",
 )
 _CLAUSE_PARAMETERS = frozenset({"boost", "_name"})
+#: The field types that index every leaf under its dotted path: Elasticsearch's ``flattened``,
+#: OpenSearch's ``flat_object``.
+FLATTENED_TYPES = ("flattened", "flat_object")
 
 
 class UnsafeFilterError(ValueError):
@@ -231,7 +235,7 @@ class MappedFields:
     A field is known when an index maps it (a property at any depth, a multi-field, a runtime
     field), when it is an object that holds mapped fields (``exists`` takes one), and when it
     lies under a ``flattened`` field (es-scm's default ``metadata``, whose every leaf is indexed
-    under its dotted path).
+    under its dotted path; OpenSearch's ``flat_object``, :data:`FLATTENED_TYPES`).
     """
 
     def __init__(self, mappings: Sequence[Mapping[str, Any]]) -> None:
@@ -250,7 +254,7 @@ class MappedFields:
                     continue
                 path = f"{at}{name}"
                 self.fields.add(path)
-                if field.get("type") == "flattened":
+                if field.get("type") in FLATTENED_TYPES:
                     self.flattened.add(path)
                 for inner in ("properties", "fields"):  # object fields, multi-fields
                     if isinstance(field.get(inner), Mapping):

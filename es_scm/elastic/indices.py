@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 from elasticsearch import ApiError
 
 from es_scm.elastic.connection import error_reason
+from es_scm.elastic.engines import ELASTICSEARCH, Engine
 from es_scm.elastic.names import validate_index_name
 from es_scm.elastic.requests import IndexLayout
 from es_scm.elastic.results import PartialResultError
@@ -128,12 +129,22 @@ def layout_mapping(
     version: str | None = None,
     dense: Mapping[str, Any] | None = None,
     swap: Mapping[str, Any] | None = None,
+    engine: Engine = ELASTICSEARCH,
 ) -> dict[str, Any]:
     """The mapping of an index of ``model`` made as ``layout`` says (for the cluster's
     ``version``; without one, only checked: an analyzer or a metadata mapping that cannot be),
     with ``dense``, the record of the encoder of its dense vectors
     (:func:`~es_scm.elastic.dense.dense_meta`) when ``layout.dense`` asks for them, and
-    ``swap``, the marker of an index made for a swap (:mod:`es_scm.elastic.swaps`)."""
+    ``swap``, the marker of an index made for a swap (:mod:`es_scm.elastic.swaps`), on the
+    cluster's ``engine``.
+
+    Raises
+    ------
+    DenseUnsupportedError
+        ``layout.dense`` on an engine without dense vectors (one line, before any request).
+    """
+    if layout.dense is not None:
+        engine.check_dense()
     return index_mapping(
         model,
         text_analyzer=layout.text_analyzer,
@@ -142,6 +153,7 @@ def layout_mapping(
         expansion=layout.expansion,
         dense=dense,
         swap=swap,
+        engine=engine,
     )
 
 
@@ -182,7 +194,7 @@ def refused_mapping(error: ApiError, layout: IndexLayout) -> ValueError | None:
             "text_analyzer='standard' (es-scm index --text-analyzer standard)"
         )
     if layout.metadata_mapping is not None and "mapper_parsing_exception" in reason:
-        return ValueError(f"Elasticsearch refused the metadata mapping: {reason}")
+        return ValueError(f"the cluster refused the metadata mapping: {reason}")
     return None
 
 

@@ -64,7 +64,7 @@ __all__ = [
     "restricted",
 ]
 
-QueryType = Literal["bool", "sparse_vector"]
+QueryType = Literal["bool", "sparse_vector", "rank_feature"]
 FLOAT32_UNIT_ROUNDOFF = 2.0**-24
 # A word of a query, as its length is bounded: a run of letters and digits (the tokenizer's default
 # pattern), stop words included, since an Elasticsearch analyzer keeps them.
@@ -167,13 +167,16 @@ class ExpandedQuery:
         filter: Sequence[Mapping[str, Any]] = (),
         beside: Sequence[Mapping[str, Any]] = (),
     ) -> dict[str, Any]:
-        """The expanded query for Elasticsearch, in one of two equivalent forms.
+        """The expanded query, in one of three equivalent forms.
 
         ``"sparse_vector"``: Elasticsearch's ``sparse_vector`` query with the clauses as its
         ``query_vector`` and pruning off. ``"bool"``: a ``bool`` of ``should`` ``term`` queries on
         the ``sparse_vector`` field, each boosted by x'_j. Both are the same Lucene query (a
         disjunction of linear feature queries, so the same scores and the same bound); the first
         is the smaller request and Elasticsearch parses it faster (``scripts/bench_search.py``).
+        ``"rank_feature"``, OpenSearch's only form (:mod:`es_scm.elastic.engines`): a ``bool``
+        of ``should`` ``rank_feature`` queries on the ``rank_features`` field's feature
+        ``<field>.<term>``, ``linear`` and boosted by x'_j — the same Lucene query again.
         ``filter`` clauses restrict the matches without changing any score; ``beside`` are named
         queries scored beside it (:func:`beside`): they change neither the matches nor the
         scores, and each hit reports their scores.
@@ -192,6 +195,13 @@ class ExpandedQuery:
             query: dict[str, Any] = (
                 queries[0] if len(queries) == 1 else {"bool": {"should": queries}}
             )
+        elif query_type == "rank_feature":
+            features = [
+                {"rank_feature": {"field": f"{name}.{term}", "linear": {}, "boost": boost}}
+                for name, clauses in self._parts()
+                for term, boost in clauses
+            ]
+            query = {"bool": {"should": features}}
         else:
             should = [
                 {"term": {name: {"value": str(term), "boost": boost}}}

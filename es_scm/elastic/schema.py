@@ -54,7 +54,13 @@ from elasticsearch import Elasticsearch
 from es_scm._version import __version__
 from es_scm.defaults import EXPANSIONS, TEXT_ANALYZER
 from es_scm.elastic._sync.client import cluster_version
-from es_scm.elastic.connection import version_tuple
+from es_scm.elastic.engines import (
+    ELASTICSEARCH,
+    METADATA_IGNORE_ABOVE,
+    Engine,
+    UnsupportedVersionError,
+    engine_of,
+)
 from es_scm.options import DenseOptions
 from es_scm.validation import POSITIVE_INT, MappingOf, Options, OrNone, Text, check
 
@@ -93,8 +99,9 @@ __all__ = [
     "vector_field_mapping",
 ]
 
-#: The oldest Elasticsearch es-scm works with (:func:`check_version`).
-MIN_VERSION = (8, 15)
+#: The oldest Elasticsearch es-scm works with (:func:`check_version`; OpenSearch's:
+#: :data:`~es_scm.elastic.engines.OPENSEARCH`).
+MIN_VERSION = ELASTICSEARCH.min_version
 SCHEMA_VERSION = 2  # 1 kept the exact vector in a separate base64 object
 TEXT_FIELD = "text"
 VECTOR_FIELD = "scm.vector"
@@ -105,9 +112,6 @@ METADATA_FIELD = "metadata"
 # Lucene's FeatureField stores float32(v) truncated to 9 significant bits:
 # v·(1 − 2⁻²⁴)(1 − 2⁻⁸) < stored ≤ v·(1 + 2⁻²⁴), so stored ≥ v·(1 − FEATURE_VALUE_ERROR).
 FEATURE_VALUE_ERROR = 2.0**-8 + 2.0**-23
-# Longer metadata strings are kept in _source but not indexed: a Lucene term holds at most 32,766
-# bytes, and a flattened field's term is the key path, a separator and the value (≤ 4 bytes/char).
-METADATA_IGNORE_ABOVE = 4096
 #: An analyzer's name (Elasticsearch checks that it exists when the index is created).
 ANALYZER_NAME = OrNone(Text(r"[^\s,]+", "an analyzer name (a non-empty string without spaces)"))
 #: Explicit metadata fields: Elasticsearch ``properties``, {field name: its mapping}.
@@ -129,11 +133,9 @@ class IndexNotFoundError(LookupError):
     """The index does not exist."""
 
 
-class UnsupportedVersionError(RuntimeError):
-    """The cluster's Elasticsearch is older than es-scm supports (:data:`MIN_VERSION`)."""
-
-
-def metadata_field_mapping(properties: Mapping[str, Any] | None = None) -> dict[str, Any]:
+def metadata_field_mapping(
+    properties: Mapping[str, Any] | None = None, engine: Engine = ELASTICSEARCH
+) -> dict[str, Any]:
     """The mapping of the ``metadata`` field: ``flattened`` by default, else typed ``properties``.
 
     ``flattened`` (the default) indexes every leaf of the metadata object as a keyword under its
@@ -149,41 +151,37 @@ def metadata_field_mapping(properties: Mapping[str, Any] | None = None) -> dict[
     type fails its document with Elasticsearch's reason (the ingestion report's ``failures``).
     Other fields are kept in ``_source`` but not indexed (``dynamic: false``), so
     a new field never changes the mapping.
+
+    On OpenSearch (``engine``) the default is ``flat_object``, which takes the same filters but
+    no ``ignore_above``: a string over Lucene's 32,766-byte term fails its document (reported;
+    a typed ``properties`` mapping can leave it unindexed).
     """
     properties = check(properties, "metadata_mapping", METADATA_PROPERTIES)
     if properties is None:
-        return {"type": "flattened", "ignore_above": METADATA_IGNORE_ABOVE}
+        return engine.metadata_field()
     return {"type": "object", "dynamic": False, "properties": properties}
 
 
-def check_version(version: str) -> str:
-    """``version`` if es-scm works with it, else raise :class:`UnsupportedVersionError`.
+def check_version(version: str, engine: Engine = ELASTICSEARCH) -> str:
+    """``version`` if es-scm works with it on ``engine``, else raise
+    :class:`UnsupportedVersionError`.
 
     Elasticsearch 8.15 brought the ``sparse_vector`` query, which es-scm sends; before it the
     ``sparse_vector`` field could only be searched with ``text_expansion`` (an inference model's
-    tokens, not caller-given weights) or through ``rank_features`` queries.
+    tokens, not caller-given weights) or through ``rank_features`` queries. OpenSearch: 2.19,
+    the oldest release es-scm is tested on.
     """
-    if version_tuple(version) < MIN_VERSION:
-        oldest = ".".join(map(str, MIN_VERSION))
-        raise UnsupportedVersionError(
-            f"Elasticsearch {version} is too old for es-scm, which needs {oldest} or newer "
-            "(the sparse_vector query)"
-        )
-    return version
+    return engine.check_version(version)
 
 
-def vector_field_mapping(version: str | None = None) -> dict[str, Any]:
-    """The ``sparse_vector`` field of y', never pruned, for a cluster of ``version``.
-
-    Since 8.19 and 9.1 the field takes ``index_options``, and a new index prunes by default the
-    tokens it deems insignificant: es-scm turns that off (every term counts in the SCM). Older
-    versions have no such option and prune nothing. ``None``: the newest.
-    """
-    mapping: dict[str, Any] = {"type": "sparse_vector"}
-    release = version_tuple(version) if version is not None else (99,)
-    if release >= (9, 1) or (8, 19) <= release < (9,):
-        mapping["index_options"] = {"prune": False}
-    return mapping
+def vector_field_mapping(
+    version: str | None = None, engine: Engine = ELASTICSEARCH
+) -> dict[str, Any]:
+    """The field of y' on ``engine``, never pruned, for a cluster of ``version`` (None: the
+    newest): a ``sparse_vector`` on Elasticsearch (``prune: false`` where the field takes
+    ``index_options``), ``rank_features`` on OpenSearch
+    (:meth:`~es_scm.elastic.engines.Engine.vector_field`)."""
+    return engine.vector_field(version)
 
 
 def dense_field_mapping(dims: int, index_options: str) -> dict[str, Any]:
@@ -210,6 +208,7 @@ def index_mapping(
     expansion: str = "query",
     dense: Mapping[str, Any] | None = None,
     swap: Mapping[str, Any] | None = None,
+    engine: Engine = ELASTICSEARCH,
 ) -> dict[str, Any]:
     """The index mapping for documents vectorized by ``model``, with the model in ``_meta``.
 
@@ -222,15 +221,16 @@ def index_mapping(
     kept out of ``_source``); ``dense`` the record of the encoder whose vectors the index holds
     (:func:`~es_scm.elastic.dense.dense_meta`: adds :data:`DENSE_FIELD`, kept out of
     ``_source``, and the record to ``_meta``); ``swap`` the marker of an index made for a swap
-    behind an alias (:func:`es_scm.elastic.swaps.swap_marker`, kept in ``_meta`` too).
+    behind an alias (:func:`es_scm.elastic.swaps.swap_marker`, kept in ``_meta`` too);
+    ``engine`` the cluster's (:mod:`es_scm.elastic.engines`: the field types).
     """
     text_analyzer = check(text_analyzer, "text_analyzer", ANALYZER_NAME)
     expansion = check(expansion, "expansion", Options(EXPANSIONS))
     text: dict[str, Any] = {"type": "text", "analyzer": text_analyzer or TEXT_ANALYZER}
-    scm_fields = {"vector": vector_field_mapping(version), "empty": {"type": "boolean"}}
+    scm_fields = {"vector": vector_field_mapping(version, engine), "empty": {"type": "boolean"}}
     excluded = []
     if expansion == "documents":
-        scm_fields["expanded"] = vector_field_mapping(version)
+        scm_fields["expanded"] = vector_field_mapping(version, engine)
         excluded.append(EXPANDED_FIELD)
     dense_record: dict[str, Any] = {}
     if dense is not None:
@@ -256,7 +256,7 @@ def index_mapping(
         "properties": {
             TEXT_FIELD: text,
             "scm": {"properties": scm_fields},
-            METADATA_FIELD: metadata_field_mapping(metadata_mapping),
+            METADATA_FIELD: metadata_field_mapping(metadata_mapping, engine),
         },
     }
 
@@ -289,7 +289,9 @@ def mapping_options(mappings: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def index_settings(client: Elasticsearch, *, shards: int = 1, replicas: int = 0) -> dict[str, Any]:
-    """The index settings: shards, replicas, and ``_source`` that keeps the vectors (9.2+).
+    """The index settings of the client's cluster: shards, replicas, and ``_source`` that keeps
+    the vectors (Elasticsearch 9.2+; OpenSearch 3.x: Elasticsearch's BM25 scores,
+    :meth:`~es_scm.elastic.engines.Engine.index_settings`).
 
     Since 9.2 Elasticsearch leaves ``sparse_vector`` values out of the stored ``_source``
     (``index.mapping.exclude_source_vectors``) and rebuilds them from the index when asked, with
@@ -298,15 +300,17 @@ def index_settings(client: Elasticsearch, *, shards: int = 1, replicas: int = 0)
     features it made Elasticsearch's indexing of a document 1.4 times as costly
     (``scripts/bench_ingest.py``).
     """
-    return settings_for_version(cluster_version(client), shards=shards, replicas=replicas)
+    engine = engine_of(client)
+    version = cluster_version(client)
+    return settings_for_version(version, shards=shards, replicas=replicas, engine=engine)
 
 
-def settings_for_version(version: str, *, shards: int = 1, replicas: int = 0) -> dict[str, Any]:
-    """:func:`index_settings` for a cluster of the given version (e.g. ``"9.5.4"``)."""
-    settings: dict[str, Any] = {"number_of_shards": shards, "number_of_replicas": replicas}
-    if version_tuple(version) >= (9, 2):
-        settings["index.mapping.exclude_source_vectors"] = False
-    return settings
+def settings_for_version(
+    version: str, *, shards: int = 1, replicas: int = 0, engine: Engine = ELASTICSEARCH
+) -> dict[str, Any]:
+    """:func:`index_settings` for a cluster of the given version (e.g. ``"9.5.4"``) of
+    ``engine``."""
+    return engine.index_settings(version, shards=shards, replicas=replicas)
 
 
 def check_indices(index: str, response: Any, model: SoftCosineModel) -> dict[str, Any]:

@@ -380,6 +380,7 @@ class LocalElasticsearch:
             "path.data": str(self.data_dir),
             "path.logs": str(self.logs_dir),
         }
+        settings |= self.engine.node_settings
         security = security_settings(True) if self.secure else dict(self.engine.insecure_settings)
         return settings | security | self.extra_settings
 

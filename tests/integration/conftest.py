@@ -32,14 +32,17 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     """The tier is the marker: every test of this folder is ``integration`` (before ``-m``).
 
     A test marked ``client(major=..., server=...)`` runs only with that major of the client and
-    the server that the environment variable ``server`` names; elsewhere it is deselected (it is
-    not skipped: a skipped integration test fails a CI run).
+    the server that the environment variable ``server`` names; a test marked
+    ``engine("elasticsearch")`` (or ``"opensearch"``) only on that engine
+    (:func:`session_engine`). Elsewhere it is deselected (it is not skipped: a skipped
+    integration test fails a CI run).
     """
     kept, deselected = [], []
     for item in items:
         if TIER in item.path.parents:
             item.add_marker(pytest.mark.integration)
-        (kept if _runs_with_this_client(item) else deselected).append(item)
+        runs = _runs_with_this_client(item) and _runs_on_this_engine(item)
+        (kept if runs else deselected).append(item)
     if deselected:
         config.hook.pytest_deselected(items=deselected)
         items[:] = kept
@@ -53,6 +56,18 @@ def _runs_with_this_client(item: pytest.Item) -> bool:
 
     major, server = marker.kwargs["major"], marker.kwargs["server"]
     return elasticsearch.__version__[0] == major and bool(os.environ.get(server))
+
+
+def session_engine() -> str:
+    """The engine of the session's cluster: ``$ES_SCM_TEST_ENGINE`` (``scripts/run-tests`` sets
+    it for its OpenSearch phase), else ``elasticsearch``. The ``es_client`` fixture checks that
+    the cluster runs it."""
+    return os.environ.get("ES_SCM_TEST_ENGINE", "elasticsearch")
+
+
+def _runs_on_this_engine(item: pytest.Item) -> bool:
+    marker = item.get_closest_marker("engine")
+    return marker is None or session_engine() in marker.args
 
 
 def _docker_engine_answers() -> bool:
@@ -111,12 +126,28 @@ def es_url(request: pytest.FixtureRequest) -> str:
 def es_client(es_url: str):
     """An official Elasticsearch client connected to the session's cluster."""
     from es_scm.elastic.connection import client_from_env
+    from es_scm.elastic.engines import engine_of
 
-    client = client_from_env(es_url)
+    client = client_from_env(es_url)  # the engine detected from the cluster's answer
+    found = engine_of(client).name
+    if found != session_engine():
+        pytest.fail(
+            f"{es_url} runs {found}, but the session's engine is {session_engine()}: set "
+            f"ES_SCM_TEST_ENGINE={found} (the engine-marked tests are chosen by it)",
+            pytrace=False,
+        )
     health = client.cluster.health(wait_for_status="yellow", timeout="60s")
     assert health["status"] in ("green", "yellow"), health
     yield client
     client.close()
+
+
+@pytest.fixture(scope="session")
+def engine(es_client):
+    """What the session's cluster's engine does its own way (:mod:`es_scm.elastic.engines`)."""
+    from es_scm.elastic.engines import engine_of
+
+    return engine_of(es_client)
 
 
 @pytest.fixture

@@ -1,4 +1,5 @@
-"""Soft cosine search through a real Elasticsearch: ingestion, expansion, every search method.
+"""Soft cosine search through a real Elasticsearch (or OpenSearch): ingestion, expansion, every
+search method.
 
 The reference is brute-force exact SCM computed locally (``brute_force_search``).
 """
@@ -17,8 +18,7 @@ from es_scm.elastic import (
     Searcher,
     cluster_version,
 )
-from es_scm.elastic.connection import version_tuple
-from es_scm.elastic.schema import index_mapping, stored_vector
+from es_scm.elastic.schema import index_mapping, settings_for_version, stored_vector
 from es_scm.fusion import LinearFusion
 from es_scm.model import BruteForceSearch
 
@@ -224,6 +224,7 @@ def test_bad_documents_fail_alone_and_are_named(es_client, index_name, cranfield
     assert index.count() == 1
 
 
+@pytest.mark.engine("elasticsearch")  # OpenSearch has one form (rank_feature clauses)
 def test_the_bool_query_form_ranks_alike(es_client, cranfield, cranfield_model, cranfield_index):
     other = SCMIndex(es_client, cranfield_index.name, cranfield_model, query_type="bool")
     for query_id in ("4", "5", "6"):
@@ -238,14 +239,17 @@ def test_the_bool_query_form_ranks_alike(es_client, cranfield, cranfield_model, 
 
 
 def test_the_index_keeps_the_exact_vectors_in_source(
-    es_client, cranfield, cranfield_model, cranfield_index
+    es_client, engine, cranfield, cranfield_model, cranfield_index
 ):
     settings = es_client.indices.get_settings(index=cranfield_index.name, flat_settings=True)
     excluded = settings[cranfield_index.name]["settings"].get(
         "index.mapping.exclude_source_vectors"
     )
-    # the setting exists since 9.2 (and defaults to true there); before, _source kept vectors
-    assert excluded == ("false" if version_tuple(cluster_version(es_client)) >= (9, 2) else None)
+    # the setting exists since Elasticsearch 9.2 (and defaults to true there); before, and on
+    # OpenSearch, _source kept vectors
+    asked = settings_for_version(cluster_version(es_client), engine=engine)
+    kept = asked.get("index.mapping.exclude_source_vectors")
+    assert excluded == (None if kept is None else str(kept).lower())
     doc_id, text = next(iter(cranfield.documents.items()))
     source = es_client.get(index=cranfield_index.name, id=doc_id)["_source"]
     weights = cranfield_model.vectorize(text, role="document")
@@ -255,8 +259,10 @@ def test_the_index_keeps_the_exact_vectors_in_source(
     np.testing.assert_array_equal(values, normalized.data)  # bit for bit, not 9 bits
 
 
-def test_an_index_of_another_schema_version_is_refused(es_client, index_name, cranfield_model):
-    mapping = index_mapping(cranfield_model)
+def test_an_index_of_another_schema_version_is_refused(
+    es_client, engine, index_name, cranfield_model
+):
+    mapping = index_mapping(cranfield_model, engine=engine)
     mapping["_meta"]["es_scm"]["schema_version"] = 1
     es_client.indices.create(index=index_name, mappings=mapping)
     index = SCMIndex(es_client, index_name, cranfield_model)

@@ -13,6 +13,7 @@ from elasticsearch import ApiError, AsyncElasticsearch, NotFoundError, Transport
 
 from es_scm.documents import Document
 from es_scm.elastic._async.index import AsyncSCMIndex, delete_index, optimize_index
+from es_scm.elastic._async.opensearch import es_surface
 from es_scm.elastic._async.searcher import AsyncSearcher
 from es_scm.elastic.aliases import (
     AliasSwap,
@@ -143,6 +144,7 @@ async def async_reindex_into_alias(
         The ingestion stopped (the alias did not move; the new index is deleted).
     """
     validate_index_name(alias)
+    client = es_surface(client)
     keep_old = check(keep_old, "keep_old", Boolean())
     max_failures = check(max_failures, "max_failures", NON_NEGATIVE_INT)
     grace = check(grace, "grace", _SECONDS)
@@ -228,6 +230,7 @@ async def async_remove_swap_leftovers(client: AsyncElasticsearch, alias: str) ->
         What was deleted and why, what was left to a run still filling it, and any warning.
     """
     validate_index_name(alias)
+    client = es_surface(client)
     try:
         found = await client.options(ignore_status=404).indices.get_mapping(
             index="*", filter_path=f"*.mappings._meta.es_scm.{SWAP_KEY}"

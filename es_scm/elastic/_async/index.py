@@ -26,10 +26,12 @@ from elasticsearch.helpers import async_streaming_bulk
 from es_scm.documents import Document
 from es_scm.elastic._async.client import cluster_version, head_call
 from es_scm.elastic._async.ingest import AsyncIngestion
+from es_scm.elastic._async.opensearch import es_surface
 from es_scm.elastic._async.searcher import AsyncSearcher
 from es_scm.elastic.concurrency import AsyncStop
 from es_scm.elastic.connection import error_reason
 from es_scm.elastic.dense import dense_meta
+from es_scm.elastic.engines import engine_of
 from es_scm.elastic.indices import (
     WriteTarget,
     counted,
@@ -66,6 +68,8 @@ class AsyncSCMIndex:
     Parameters
     ----------
     client : AsyncElasticsearch
+        Or an opensearch-py ``AsyncOpenSearch`` (:mod:`es_scm.elastic._async.opensearch`), or a
+        client of :func:`~es_scm.elastic.aio.async_client_from_env`, which detects the engine.
     name : str
         The index (an alias with a write index, for ingesting and deleting documents).
     model : SoftCosineModel
@@ -86,6 +90,7 @@ class AsyncSCMIndex:
     def __init__(
         self, client: AsyncElasticsearch, name: str, model: SoftCosineModel, **searcher_options: Any
     ) -> None:
+        client = es_surface(client)
         #: The searcher of this index and model (it shares the model check).
         self.searcher = AsyncSearcher(client, name, model, **searcher_options)
         self.client = client
@@ -319,7 +324,8 @@ class AsyncSCMIndex:
         validate_index_name(self.name)
         # a bad analyzer or mapping fails before any request; the mapping's fields are what a
         # filter may name once the index is created
-        mappings = layout_mapping(self.model, layout)
+        engine = engine_of(self.client)
+        mappings = layout_mapping(self.model, layout, engine=engine)
         response = await self.client.options(ignore_status=404).indices.get(index=self.name)
         if response.meta.status != 404:
             if not exist_ok:
@@ -335,7 +341,7 @@ class AsyncSCMIndex:
         )
         if created:
             if dense is not None or swap is not None:  # the mapping made above, with them
-                mappings = layout_mapping(self.model, layout, None, dense, swap)
+                mappings = layout_mapping(self.model, layout, None, dense, swap, engine)
             self.target.created(layout.shards, layout.expansion, mappings)
             self._writes = (self.name, alias)
             self._alias_refused = alias is None
@@ -437,12 +443,15 @@ async def create_index(
     Returns whether it was created (False: another process created it meanwhile) and its write
     alias: None where Elasticsearch refuses the key the right to make aliases (the index is made
     without one; its writes are then not guarded, :mod:`es_scm.elastic.indices`). The settings
-    and the mapping are those of the cluster's version
+    and the mapping are those of the cluster's engine and version
     (:func:`~es_scm.elastic.schema.settings_for_version`).
     """
-    version = check_version(await cluster_version(client))
-    settings = settings_for_version(version, shards=layout.shards, replicas=layout.replicas)
-    mappings = layout_mapping(model, layout, version, dense, swap)
+    engine = engine_of(client)
+    version = check_version(await cluster_version(client), engine)
+    settings = settings_for_version(
+        version, shards=layout.shards, replicas=layout.replicas, engine=engine
+    )
+    mappings = layout_mapping(model, layout, version, dense, swap, engine)
     alias: str | None = write_alias
     while True:
         aliases = {alias: {"is_hidden": True}} if alias else None

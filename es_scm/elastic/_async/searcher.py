@@ -38,7 +38,10 @@ reports ``exact_guarantee=False``.
 
 What the searcher learns of the cluster it learns once: the model check, the clause limit, and
 whether the cluster has the ``sparse_vector`` query (where it has not, the same Lucene query is
-sent as ``term`` clauses from then on). The code reads top-down in the order the requests go.
+sent as ``term`` clauses from then on). What its engine does its own way — Elasticsearch or
+OpenSearch: the query form, whether an ``_msearch`` reports named queries' scores, dense
+vectors — it reads off the client, without a request (:mod:`es_scm.elastic.engines`). The code
+reads top-down in the order the requests go.
 It is written once, for asyncio, in ``es_scm/elastic/_async/searcher.py``;
 ``scripts/generate_sync.py`` generates the sync searcher from it.
 """
@@ -55,9 +58,11 @@ from elasticsearch import ApiError, AsyncElasticsearch, NotFoundError
 
 from es_scm.defaults import MAX_QUERY_WORDS
 from es_scm.elastic._async.client import cluster_max_clauses
+from es_scm.elastic._async.opensearch import es_surface
 from es_scm.elastic.concurrency import async_compute, async_map_concurrently
 from es_scm.elastic.connection import error_reason
 from es_scm.elastic.dense import DenseQuery, check_encoder, encode_texts, field_for, loaded
+from es_scm.elastic.engines import engine_of
 from es_scm.elastic.filters import FILTER_POLICIES, Filter, FilterPolicy
 from es_scm.elastic.names import check_target_name
 from es_scm.elastic.plans import Context, Plan, RescorePlan, search_request
@@ -126,7 +131,9 @@ class AsyncSearcher:
     ----------
     client : Elasticsearch or AsyncElasticsearch
         An official client: sync for :class:`~es_scm.elastic.Searcher`, asyncio for
-        :class:`~es_scm.elastic.aio.AsyncSearcher`.
+        :class:`~es_scm.elastic.aio.AsyncSearcher`; for OpenSearch, one that
+        :func:`~es_scm.elastic.client_from_env` makes, or an opensearch-py ``OpenSearch``
+        (``AsyncOpenSearch``), wrapped (:mod:`es_scm.elastic._async.opensearch`).
     name : str
         An es-scm index, an alias, or a pattern of indices built with ``model``.
     model : SoftCosineModel, or an iterable of them
@@ -140,9 +147,10 @@ class AsyncSearcher:
     max_window : int
         The largest candidate window of exact search (``index.max_result_window`` is 10,000 by
         default).
-    query_type : {"sparse_vector", "bool"}
-        The form of the expanded query (see :meth:`ExpandedQuery.es_query`); both score alike,
-        the first is the smaller and faster request.
+    query_type : {"sparse_vector", "bool", "rank_feature"}, optional
+        The form of the expanded query (see :meth:`ExpandedQuery.es_query`); all score alike.
+        None (default): the engine's own, ``"sparse_vector"`` on Elasticsearch (the smaller and
+        faster request; ``"bool"`` too), ``"rank_feature"`` on OpenSearch (its only form).
     max_query_words : int
         The most words a query may have (runs of letters and digits, stop words included):
         a longer one raises :class:`~es_scm.elastic.QueryTooLongError` before any request
@@ -170,19 +178,22 @@ class AsyncSearcher:
         *,
         max_clauses: int | None = None,
         max_window: int = 10_000,
-        query_type: QueryType = "sparse_vector",
+        query_type: QueryType | None = None,
         max_query_words: int = MAX_QUERY_WORDS,
         filter_policy: FilterPolicy = "any",
         encoder: SentenceEncoder | str | os.PathLike[str] | None = None,
     ) -> None:
+        client = es_surface(client)
         self.client = client
+        #: What the cluster's engine does its own way (:mod:`es_scm.elastic.engines`).
+        self.engine = engine_of(client)
         if encoder is not None and not isinstance(encoder, SentenceEncoder):
             encoder = SentenceEncoder(encoder)
         self.encoder: SentenceEncoder | None = encoder
         self._encoder_checked: str | None = None  # the weights self.encoder was checked against
         self.max_window: int = check(max_window, "max_window", POSITIVE_INT)
         self.query_type: QueryType = check(
-            query_type, "query_type", Options(("sparse_vector", "bool"))
+            query_type or self.engine.query_type, "query_type", Options(self.engine.query_types)
         )
         self.max_query_words: int = check(max_query_words, "max_query_words", POSITIVE_INT)
         self.filter_policy: FilterPolicy = check(
@@ -549,7 +560,14 @@ class AsyncSearcher:
 
     def _context(self, checked: Checked) -> Context:
         model = checked.model or self.target.model
-        return Context(model, checked, self.target.limit, self.query_type, self.max_window)
+        return Context(
+            model,
+            checked,
+            self.target.limit,
+            self.query_type,
+            self.max_window,
+            named_scores=self.engine.named_scores_in_msearch,
+        )
 
     async def _ready(self) -> Checked:
         """The model checked (once) and the clause limit known (once)."""
@@ -655,7 +673,15 @@ class AsyncSearcher:
     ) -> list[SearchRequest]:
         """``requests`` with the index's dense vectors asked (``dense=True``) made a
         :class:`DenseQuery` of the query encoded by the index's encoder — every query of the
-        batch in one encoding, off the event loop — and every dense query's field checked."""
+        batch in one encoding, off the event loop — and every dense query's field checked.
+
+        Raises
+        ------
+        DenseUnsupportedError
+            A dense leg on an engine without dense vectors (OpenSearch), in one line.
+        """
+        if any(request.dense is not None for request in requests):
+            self.engine.check_dense()
         asking = [n for n, request in enumerate(requests) if request.dense is True]
         if asking:
             encoder = await self._index_encoder(checked)

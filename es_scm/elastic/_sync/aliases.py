@@ -15,6 +15,7 @@ from elasticsearch import ApiError, Elasticsearch, NotFoundError, TransportError
 
 from es_scm.documents import Document
 from es_scm.elastic._sync.index import SCMIndex, delete_index, optimize_index
+from es_scm.elastic._sync.opensearch import es_surface
 from es_scm.elastic._sync.searcher import Searcher
 from es_scm.elastic.aliases import (
     AliasSwap,
@@ -145,6 +146,7 @@ def reindex_into_alias(
         The ingestion stopped (the alias did not move; the new index is deleted).
     """
     validate_index_name(alias)
+    client = es_surface(client)
     keep_old = check(keep_old, "keep_old", Boolean())
     max_failures = check(max_failures, "max_failures", NON_NEGATIVE_INT)
     grace = check(grace, "grace", _SECONDS)
@@ -224,6 +226,7 @@ def remove_swap_leftovers(client: Elasticsearch, alias: str) -> SwapCleanup:
         What was deleted and why, what was left to a run still filling it, and any warning.
     """
     validate_index_name(alias)
+    client = es_surface(client)
     try:
         found = client.options(ignore_status=404).indices.get_mapping(
             index="*", filter_path=f"*.mappings._meta.es_scm.{SWAP_KEY}"

@@ -13,7 +13,8 @@ from typing import Any
 
 from elasticsearch import ApiError, Elasticsearch
 
-from es_scm.elastic.connection import DEFAULT_MAX_CLAUSES, clause_limit, node_version
+from es_scm.elastic.connection import DEFAULT_MAX_CLAUSES, node_version
+from es_scm.elastic.engines import engine_of
 
 __all__ = ["cluster_max_clauses", "cluster_version", "head_call"]
 
@@ -57,12 +58,23 @@ def cluster_version(client: Elasticsearch) -> str:
 
 
 def cluster_max_clauses(client: Elasticsearch) -> int:
-    """The most clauses a query may have on every data node of the cluster
-    (:func:`~es_scm.elastic.connection.clause_limit`); :data:`DEFAULT_MAX_CLAUSES` where the
-    node statistics cannot be read (a restricted API key)."""
+    """The most clauses a query may have on every data node of the cluster, read where its
+    engine keeps it (:meth:`~es_scm.elastic.engines.Engine.max_clauses`): on Elasticsearch
+    from each node's heap and search threads
+    (:func:`~es_scm.elastic.engines.clause_limit`), on OpenSearch from the cluster setting
+    ``indices.query.bool.max_clause_count``; :data:`DEFAULT_MAX_CLAUSES` where they cannot be
+    read (a restricted API key)."""
+    engine = engine_of(client)
     try:
+        if engine.clause_limit_source == "cluster_settings":
+            settings = client.cluster.get_settings(
+                include_defaults=True,
+                flat_settings=True,
+                filter_path="*.indices*max_clause_count",
+            )
+            return engine.max_clauses({"settings": settings.body})
         stats = client.nodes.stats(metric="jvm", filter_path="nodes.*.jvm.mem.heap_max_in_bytes")
         info = client.nodes.info(metric="thread_pool", filter_path="nodes.*.thread_pool.search")
     except Exception:  # a restricted API key may not read node statistics
         return DEFAULT_MAX_CLAUSES
-    return clause_limit(stats.body, info.body)
+    return engine.max_clauses({"stats": stats.body, "info": info.body})

@@ -37,7 +37,11 @@ def node(request) -> Iterator[LocalElasticsearch]:
     after the module's tests of that release."""
     version = request.param
     port = PORT + VERSIONS.index(version)
-    cluster = LocalCluster(1, port, version=version, heap="512m", engine="opensearch")
+    # OpenSearch's own clause limit (the runner raises it for es-scm: Engine.node_settings)
+    settings = {"indices.query.bool.max_clause_count": "1024"}
+    cluster = LocalCluster(
+        1, port, version=version, heap="512m", engine="opensearch", settings=settings
+    )
     cluster.stop()
     cluster.delete_data()
     cluster.start(timeout=300)
