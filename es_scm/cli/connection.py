@@ -1,4 +1,5 @@
-"""The command line's connection options: the official client's, each falling back to its variable.
+"""The command line's connection options: the official client's, each falling back to its variable,
+and the cluster's engine (Elasticsearch or OpenSearch: detected, or named with ``--engine``).
 
 Also every secret those options and variables hold, so that no message shows one
 (:func:`secrets`, used by the redacting stderr of :mod:`es_scm.cli.main`).
@@ -21,13 +22,24 @@ __all__ = ["client_from_args", "connection_kwargs", "connection_parent", "es_url
 def connection_parent() -> argparse.ArgumentParser:
     """The official client's connection options, each falling back to its variable."""
     parent = argparse.ArgumentParser(add_help=False)
+    from es_scm.elastic.engines import ENGINE_CHOICES
+
     group = parent.add_argument_group(
-        "Elasticsearch connection", "Each option falls back to its environment variable."
+        "Cluster connection (Elasticsearch or OpenSearch)",
+        "Each option falls back to its environment variable.",
     )
     group.add_argument(
         "--es-url",
         metavar="URL",
-        help="the cluster's URL (default: $ES_URL, else the local runner's http://127.0.0.1:9200)",
+        help="the cluster's URL, Elasticsearch or OpenSearch (default: $ES_URL, else the local "
+        "runner's http://127.0.0.1:9200)",
+    )
+    group.add_argument(
+        "--engine",
+        choices=ENGINE_CHOICES,
+        default=None,
+        help="the cluster's engine (default: $ES_SCM_ENGINE, else auto: asked of the cluster; "
+        "OpenSearch needs pip install 'es-scm[opensearch]')",
     )
     group.add_argument(
         "--api-key", metavar="KEY", help="an encoded API key or id:key ($ES_API_KEY)"
@@ -89,7 +101,9 @@ def connection_kwargs(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def client_from_args(args: argparse.Namespace) -> Elasticsearch:
-    """An Elasticsearch client from the connection options."""
+    """A client of the cluster's engine from the connection options (an ``Elasticsearch``, or
+    es-scm's OpenSearch client with its surface)."""
     from es_scm.elastic.connection import client_from_env
 
-    return client_from_env(es_url(args), **connection_kwargs(args), max_retries=1)
+    engine = getattr(args, "engine", None)
+    return client_from_env(es_url(args), engine=engine, **connection_kwargs(args), max_retries=1)

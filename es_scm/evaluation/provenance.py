@@ -32,6 +32,7 @@ from elasticsearch import ApiError, Elasticsearch, TransportError
 
 from es_scm.elastic import cluster_version
 from es_scm.elastic.credentials import redact
+from es_scm.elastic.engines import engine_of
 
 __all__ = [
     "KEY",
@@ -111,7 +112,8 @@ def versions(client: Elasticsearch | None = None) -> dict[str, str | None]:
     """Python's version, es-scm's and its libraries' (None when not installed), the server's.
 
     ``elasticsearch`` is the server's version, None without a client or when it does not answer;
-    ``elasticsearch-client`` is the Python client's.
+    ``elasticsearch-client`` is the Python client's. On OpenSearch the server's version is
+    ``opensearch`` (``elasticsearch`` is None) and ``opensearch-client`` opensearch-py's.
     """
     found: dict[str, str | None] = {"python": platform.python_version()}
     for name, distribution in LIBRARIES.items():
@@ -119,8 +121,22 @@ def versions(client: Elasticsearch | None = None) -> dict[str, str | None]:
             found[name] = metadata.version(distribution)
         except metadata.PackageNotFoundError:
             found[name] = None
-    found["elasticsearch"] = _server_version(client)
+    engine = engine_of(client)
+    version = _server_version(client)
+    if engine.python_client != "elasticsearch":  # OpenSearch, through its own client
+        found["elasticsearch"] = None
+        found[engine.name] = version
+        found[f"{engine.name}-client"] = _library(engine.python_client)
+        return found
+    found["elasticsearch"] = version
     return found
+
+
+def _library(distribution: str) -> str | None:
+    try:
+        return metadata.version(distribution)
+    except metadata.PackageNotFoundError:
+        return None
 
 
 def _server_version(client: Elasticsearch | None) -> str | None:

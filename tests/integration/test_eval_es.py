@@ -29,7 +29,7 @@ def cranfield_files(shared_data) -> list[str]:
     ]  # fmt: skip
 
 
-def test_semeval_command_on_dev(shared_data, es_url, es_client, tmp_path, capsys):
+def test_semeval_command_on_dev(shared_data, es_url, es_client, engine, tmp_path, capsys):
     name = f"es-scm-test-eval-{uuid.uuid4().hex[:10]}"
     summary, details = tmp_path / "dev.json", tmp_path / "per-question.json"
     status = main([
@@ -59,7 +59,7 @@ def test_semeval_command_on_dev(shared_data, es_url, es_client, tmp_path, capsys
     made = per_question.pop("_provenance")  # how the file was made, beside the question ids
     assert made == json.loads(summary.read_text())["provenance"]
     assert made["command"].startswith("es-scm eval semeval --xml ")
-    assert made["versions"]["elasticsearch"] == cluster_version(es_client)
+    assert made["versions"][engine.name] == cluster_version(es_client)
     assert len(per_question) == 50
     for qid, entry in per_question.items():
         local, remote = entry["methods"]["scm"], entry["methods"]["es-scm"]
@@ -114,7 +114,9 @@ def test_semeval_command_with_dense_scores_knn_as_the_encoder_does(
         assert found == pytest.approx(expected, abs=1e-4), question.id
 
 
-def test_trec_command_on_a_few_cranfield_queries(shared_data, es_url, es_client, tmp_path, capsys):
+def test_trec_command_on_a_few_cranfield_queries(
+    shared_data, es_url, es_client, engine, tmp_path, capsys
+):
     name = f"es-scm-test-eval-{uuid.uuid4().hex[:10]}"
     out = tmp_path / "trec.json"
     argv = [
@@ -127,7 +129,7 @@ def test_trec_command_on_a_few_cranfield_queries(shared_data, es_url, es_client,
     assert _no_leftover(es_client, name)
     written = json.loads(out.read_text())
     assert written["provenance"]["command"] == shlex.join(["es-scm", *argv])
-    assert written["provenance"]["versions"]["elasticsearch"] == cluster_version(es_client)
+    assert written["provenance"]["versions"][engine.name] == cluster_version(es_client)
     report = written["collections"][0]
     assert report["queries"] == 5
     for method in ("bm25", "scm", "bm25+scm"):

@@ -38,7 +38,7 @@ def test_eval_collection_scores_bm25_and_the_scm_and_writes_a_run(
 
 
 def test_tune_finds_the_setting_that_beats_bm25_and_saves_its_model(
-    collection, es_url, tmp_path, capsys
+    collection, es_url, engine, tmp_path, capsys
 ):
     out, summary = tmp_path / "best", tmp_path / "tune.json"
     status = main([
@@ -49,7 +49,7 @@ def test_tune_finds_the_setting_that_beats_bm25_and_saves_its_model(
     assert status == 0
     report = json.loads(summary.read_text())
     assert report["provenance"]["command"].startswith("es-scm tune --corpus ")
-    assert report["provenance"]["versions"]["elasticsearch"] is not None
+    assert report["provenance"]["versions"][engine.name] is not None
     assert report["bm25"] == pytest.approx(0.5)
     best = f"scm embeddings={collection['vectors']},nonzero_limit=10"
     assert report["best"] == best
