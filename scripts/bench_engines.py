@@ -265,8 +265,12 @@ def main() -> None:
             raise SystemExit(f"{url} serves {engine_of(client).title}, not {expected}")
         clients[f"{expected}-{cluster_version(client)}"] = client
     model = SoftCosineModel.load(model_dir)
+    from es_scm.evaluation.provenance import versions
+
+    first = next(iter(clients.values()))  # Elasticsearch's; every cluster's versions beside
     summary: dict[str, Any] = {
-        "provenance": {e: provenance(sys.argv, c) for e, c in clients.items()},
+        "provenance": provenance(sys.argv, first),
+        "clusters": {label: versions(client) for label, client in clients.items()},
         "documents": args.size,
         "model": str(model_dir),
     }
