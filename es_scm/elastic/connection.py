@@ -4,7 +4,7 @@ A client is made for the engine the cluster runs (:mod:`es_scm.elastic.engines`)
 ``Elasticsearch`` for Elasticsearch, es-scm's OpenSearch client (elasticsearch-py's surface over
 opensearch-py, :mod:`es_scm.elastic._async.opensearch`) for OpenSearch. The engine is named
 (``engine=``, ``$ES_SCM_ENGINE``) or, by default, detected once from the cluster's answer to
-``GET /``.
+one node's answer.
 
 Environment variables (arguments take precedence):
 
@@ -26,6 +26,7 @@ Environment variables (arguments take precedence):
 
 from __future__ import annotations
 
+import base64
 import logging
 import os
 import re
@@ -34,11 +35,12 @@ from typing import Any
 
 import elasticsearch
 from elastic_transport import TransportError
-from elasticsearch import ApiError, Elasticsearch
+from elasticsearch import Elasticsearch
 
 from es_scm.elastic.credentials import check_url
 from es_scm.elastic.engines import (
     DEFAULT_MAX_CLAUSES,
+    ENGINE_PROBE,
     Engine,
     clause_limit,
     engine_named,
@@ -172,24 +174,43 @@ def client_from_env(
 
 
 def detect_engine(options: Mapping[str, Any]) -> Engine:
-    """The engine of the cluster that ``options`` (:func:`client_options`) reach, from its
-    answer to ``GET /`` (:func:`~es_scm.elastic.engines.engine_of_answer`): one request, of a
-    client of its own, waiting at most 10 s. A cluster that does not answer is taken for
-    Elasticsearch: the first request of the client made then says why."""
+    """The engine of the cluster that ``options`` (:func:`client_options`) reach, from a node's
+    answer (:data:`~es_scm.elastic.engines.ENGINE_PROBE`, read by
+    :func:`~es_scm.elastic.engines.engine_of_answer`): one request, of a client of its own,
+    waiting at most 10 s. It is sent as plain JSON by the client's transport, since
+    elasticsearch-py's media types are refused by OpenSearch, and each engine answers it with a
+    200. A cluster that does not answer is taken for Elasticsearch: the first request of the
+    client made then says why."""
     timeout = min(_PROBE_TIMEOUT, options.get("request_timeout") or _PROBE_TIMEOUT)
-    probe = Elasticsearch(**{**options, "request_timeout": timeout, "max_retries": 1})
-    body: Any = None
+    probe = Elasticsearch(**{**options, "request_timeout": timeout})
+    status, headers, body = None, {}, None
     try:
-        body = probe.perform_request("GET", "/").body
-    except ApiError as error:  # OpenSearch: no Elastic product header; minimal Elasticsearch: 405
-        body = error.body
-    except (TransportError, ValueError) as error:
+        answer = probe.transport.perform_request(
+            "GET", ENGINE_PROBE, headers=_probe_headers(options), max_retries=0
+        )
+        status, headers, body = answer.meta.status, dict(answer.meta.headers), answer.body
+    except (TransportError, ValueError) as error:  # no answer, or not JSON
         logger.info("the engine could not be asked (%s): Elasticsearch assumed", error)
     finally:
         probe.close()
-    found, version = engine_of_answer(body)
+    found, version = engine_of_answer(status, headers, body)
     logger.info("%s %s", found.title, version or "(version not given)")
     return found
+
+
+def _probe_headers(options: Mapping[str, Any]) -> dict[str, str]:
+    """Plain JSON, and the credentials of ``options`` as the client would send them."""
+    headers = {"accept": "application/json", **dict(options.get("headers") or {})}
+    api_key, basic = options.get("api_key"), options.get("basic_auth")
+    if api_key:
+        encoded = ":".join(api_key).encode() if isinstance(api_key, tuple | list) else None
+        headers["authorization"] = "ApiKey " + (
+            base64.b64encode(encoded).decode() if encoded else str(api_key)
+        )
+    elif basic:
+        pair = ":".join(basic).encode()
+        headers["authorization"] = "Basic " + base64.b64encode(pair).decode()
+    return headers
 
 
 def client_options(url: str | None = None, **kwargs: Any) -> dict[str, Any]:

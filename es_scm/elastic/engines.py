@@ -28,7 +28,7 @@ unchanged (docs/OPENSEARCH-NOTES.md measured it bit for bit).
 
 Which engine a client talks to is known from the client itself (:func:`engine_of`): es-scm's
 OpenSearch client (:mod:`es_scm.elastic._async.opensearch`) says so, any other is
-Elasticsearch's. Which engine a URL serves is read from its answer to ``GET /``
+Elasticsearch's. Which engine a URL serves is read from a node's answer
 (:func:`engine_of_answer`), once, when a client is made from a URL
 (:func:`~es_scm.elastic.connection.client_from_env`), unless it is named (``engine=``,
 ``$ES_SCM_ENGINE``).
@@ -47,6 +47,7 @@ __all__ = [
     "ELASTICSEARCH",
     "ENGINES",
     "ENGINE_CHOICES",
+    "ENGINE_PROBE",
     "OPENSEARCH",
     "DenseUnsupportedError",
     "Engine",
@@ -366,16 +367,29 @@ def engine_of(client: Any) -> Engine:
     return ENGINES[getattr(client, "es_scm_engine", ELASTICSEARCH.name)]
 
 
-def engine_of_answer(body: Any) -> tuple[Engine, str | None]:
-    """The engine behind an answer to ``GET /``, and its version where the answer says it.
+#: What :func:`~es_scm.elastic.connection.detect_engine` asks: a node's version and build
+#: flavour (every Elasticsearch since 7 has one, OpenSearch none), answered by both engines.
+ENGINE_PROBE = "/_nodes/_local?filter_path=nodes.*.version,nodes.*.build_flavor"
 
-    OpenSearch answers ``version.distribution: "opensearch"``; a full Elasticsearch
-    distribution answers ``version.build_flavor`` and no distribution, and the local runner's
-    minimal one refuses ``GET /`` (405). Any answer but OpenSearch's is taken for
-    Elasticsearch, es-scm's default.
+
+def engine_of_answer(
+    status: int | None, headers: Mapping[str, str], body: Any
+) -> tuple[Engine, str | None]:
+    """The engine behind an answer to :data:`ENGINE_PROBE`, and its version.
+
+    Elasticsearch marks every answer with ``X-elastic-product: Elasticsearch`` and gives its
+    nodes a ``build_flavor``; OpenSearch does neither (docs/OPENSEARCH-NOTES.md, section 1). An
+    answer that is not a node's (an error, a proxy's page) is taken for Elasticsearch, es-scm's
+    default: the first request of the client made then says what is wrong.
     """
-    version = body.get("version") if isinstance(body, Mapping) else None
-    number = version.get("number") if isinstance(version, Mapping) else None
-    if isinstance(version, Mapping) and version.get("distribution") == OPENSEARCH.name:
-        return OPENSEARCH, None if number is None else str(number)
-    return ELASTICSEARCH, None if number is None else str(number)
+    nodes = body.get("nodes") if isinstance(body, Mapping) else None
+    node = next(iter(nodes.values()), None) if isinstance(nodes, Mapping) else None
+    version = str(node["version"]) if isinstance(node, Mapping) and "version" in node else None
+    marked = any(
+        key.lower() == "x-elastic-product" and value == "Elasticsearch"
+        for key, value in headers.items()
+    )
+    flavoured = isinstance(node, Mapping) and "build_flavor" in node
+    if status == 200 and version is not None and not marked and not flavoured:
+        return OPENSEARCH, version
+    return ELASTICSEARCH, version
