@@ -476,7 +476,8 @@ class Searcher:
         ids = list(queries) if isinstance(queries, Mapping) else list(range(len(queries)))
         texts = list(queries.values()) if isinstance(queries, Mapping) else list(queries)
         dense = dense_per_query(queries, options.pop("dense", None))
-        plan, _ = search_request(method, "", k, max_words=1, **options)  # the options, once
+        given = {} if not dense or dense[0] is None else {"dense": dense[0]}
+        plan, _ = search_request(method, "", k, max_words=1, **options, **given)  # once
         requests: dict[Any, SearchRequest] = {}
         failed: dict[Any, BaseException] = {}
         for qid, text, query in zip(ids, texts, dense, strict=True):
