@@ -242,7 +242,7 @@ class ExactPlan(Plan):
             hits,
             candidates=windows.read,
             exact_guarantee=windows.proven and not expanded.has_negative,
-            unproven=windows.unproven(request.k, request.from_),
+            unproven=None if windows.proven else windows.unproven(request.k, request.from_),
         )
 
 

@@ -108,25 +108,23 @@ class ExpandedQuery:
     field: str = VECTOR_FIELD
     extra_terms: np.ndarray = dataclasses.field(default_factory=lambda: _NO_IDS)
     extra_weights: np.ndarray = dataclasses.field(default_factory=lambda: _NO_VALUES)
+    #: x = W(q) over the vocabulary (the vector's, read once).
+    weights: sp.csr_matrix = dataclasses.field(init=False, repr=False)
+    #: ‖x‖_S, with the query's words outside the vocabulary.
+    norm: float = dataclasses.field(init=False)
+    #: Whether the query has no vocabulary term (nothing can score above 0).
+    empty: bool = dataclasses.field(init=False)
+    #: The query's words outside the vocabulary that S relates to its terms.
+    unseen: tuple[UnseenWord, ...] = dataclasses.field(init=False, repr=False)
 
-    @property
-    def weights(self) -> sp.csr_matrix:
-        """x = W(q) over the vocabulary."""
-        return self.vector.weights
-
-    @property
-    def norm(self) -> float:
-        """‖x‖_S (with the query's words outside the vocabulary)."""
-        return self.vector.norm
+    def __post_init__(self) -> None:
+        self.weights, self.norm = self.vector.weights, self.vector.norm
+        self.empty, self.unseen = self.vector.norm <= 0.0, self.vector.unseen
 
     @property
     def expansion(self) -> np.ndarray:
         """x' over the vocabulary, dense (float64)."""
         return self.vector.expansion.toarray().ravel()
-
-    @property
-    def unseen(self) -> tuple[UnseenWord, ...]:
-        return self.vector.unseen
 
     @property
     def clauses(self) -> list[tuple[int, float]]:
@@ -141,10 +139,6 @@ class ExpandedQuery:
     def _parts(self) -> list[tuple[str, list[tuple[int, float]]]]:
         extra = list(zip(self.extra_terms.tolist(), self.extra_weights.tolist(), strict=True))
         return [(self.field, self.clauses)] + ([(VECTOR_FIELD, extra)] if extra else [])
-
-    @property
-    def empty(self) -> bool:
-        return self.norm <= 0.0
 
     def account(self, clause_limit: int) -> QueryAccount:
         """The query's terms, its expansion's and those left out, with the notes that say so."""

@@ -528,8 +528,10 @@ class AsyncSearcher:
         answer from elsewhere the model is checked again and the search repeated; an answer
         without hits is confirmed by one more look at the indices."""
         for _ in range(ATTEMPTS):
-            checked = await self._fields_known(await self._ready(), [request])
-            if isinstance(request, SearchRequest):
+            checked = await self._ready()
+            if isinstance(request, SearchRequest) and request.filters:
+                checked = await self._fields_known(checked, [request])
+            if isinstance(request, SearchRequest) and request.dense is True:
                 (request,) = await self._with_vectors(checked, [request])
             planned = plan(request, self._context(checked))
             try:

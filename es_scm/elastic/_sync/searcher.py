@@ -530,8 +530,10 @@ class Searcher:
         answer from elsewhere the model is checked again and the search repeated; an answer
         without hits is confirmed by one more look at the indices."""
         for _ in range(ATTEMPTS):
-            checked = self._fields_known(self._ready(), [request])
-            if isinstance(request, SearchRequest):
+            checked = self._ready()
+            if isinstance(request, SearchRequest) and request.filters:
+                checked = self._fields_known(checked, [request])
+            if isinstance(request, SearchRequest) and request.dense is True:
                 (request,) = self._with_vectors(checked, [request])
             planned = plan(request, self._context(checked))
             try:
