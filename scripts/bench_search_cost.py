@@ -62,6 +62,7 @@ EXTRACT = DATA / "wikipedia-2015" / "text.tar.xz"
 K = 10
 QUERY_WORDS = 12
 INDEX = "es-scm-cost-{size}"
+DOCUMENTS_INDEX = "es-scm-cost-documents-{size}"  # expansion="documents": Sy' stored
 TEXT_INDEX = "es-scm-cost-text"
 
 #: The client's own work, by the functions that do it: (part, module, attribute path). A
@@ -140,7 +141,7 @@ def prepare(args: argparse.Namespace, client: Any) -> dict[str, Any]:
             subprocess.run(command, check=True)
             row["model_build_s"] = time.perf_counter() - started
             print(f"{size}: model built in {row['model_build_s']:.0f} s", flush=True)
-        name = INDEX.format(size=size)
+        name = index_name(args, size)
         if args.reindex or not client.indices.exists(index=name):
             row["ingest"] = ingest(args, client, corpus, model_dir, name, size)
         made[str(size)] = row
@@ -172,6 +173,8 @@ def ingest(
             "--no-progress",
             "--es-url",
             args.es_url,
+            "--expansion",
+            args.expansion,
         ]
         subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
         runs["es_scm"].append(time.perf_counter() - started)
@@ -209,6 +212,11 @@ def plain_text_bulk(client: Any, corpus: Path, text_mapping: dict[str, Any]) -> 
             raise RuntimeError(f"plain-text bulk failed: {item}")
     client.indices.refresh(index=TEXT_INDEX)
     return time.perf_counter() - started
+
+
+def index_name(args: argparse.Namespace, size: int) -> str:
+    """The index of a size, of the side of S that ``--expansion`` names."""
+    return (INDEX if args.expansion == "query" else DOCUMENTS_INDEX).format(size=size)
 
 
 def index_bytes(client: Any, name: str) -> int:
@@ -316,7 +324,7 @@ def measure_size(args: argparse.Namespace, client: Any, size: int, queries: list
     from es_scm.elastic.query import bm25_query
     from es_scm.model import BruteForceSearch, SoftCosineModel
 
-    name = INDEX.format(size=size)
+    name = index_name(args, size)
     model = SoftCosineModel.load(args.cache / f"model-{size}")
     index = SCMIndex(client, name, model)
     searcher = index.searcher
@@ -400,7 +408,7 @@ def batch_size(args: argparse.Namespace, client: Any, size: int, queries: list[s
     from es_scm.model import SoftCosineModel
 
     model = SoftCosineModel.load(args.cache / f"model-{size}")
-    searcher = SCMIndex(client, INDEX.format(size=size), model).searcher
+    searcher = SCMIndex(client, index_name(args, size), model).searcher
     meter = Meter(client)
     calls = {"search": searcher.search, "hybrid": searcher.hybrid, "native": searcher.native}
     rows: dict[str, Any] = {}
@@ -463,6 +471,12 @@ def main() -> None:
     )
     parser.add_argument("--batch-methods", nargs="+", default=["hybrid", "search"])
     parser.add_argument("--reindex", action="store_true", help="prepare: ingest again")
+    parser.add_argument(
+        "--expansion",
+        choices=("query", "documents"),
+        default="query",
+        help="the indices' side of S (es-scm index --expansion): documents stores Sy'",
+    )
     parser.add_argument(
         "--cache",
         type=Path,
