@@ -24,6 +24,8 @@ client's work into the query's expansion, the parsing of stored vectors and the 
 by timing the functions that do them. The requests a search sends are counted.
 
 ``batch`` times ``batch_search`` of the 100 queries against a loop of single calls, per method.
+``three-way`` times the three-way hybrid (BM25 + SCM + MiniLM) against BM25 + kNN as a user would
+run it in Elasticsearch (the query encoded, then one request with ``query`` and ``knn``).
 ``ingest`` times es-scm's ingestion of the size's paragraphs against a plain-text bulk of the
 same paragraphs (the same ``text`` field and analyzer, nothing else) in the same run.
 
@@ -441,6 +443,94 @@ def batch_size(args: argparse.Namespace, client: Any, size: int, queries: list[s
     return rows
 
 
+DENSE_INDEX = "es-scm-cost-dense-{size}"
+
+
+def three_way(args: argparse.Namespace, client: Any, size: int, queries: list[str]) -> dict:
+    """The three-way hybrid (BM25 + SCM + MiniLM, ``hybrid(dense=True)``) against what a user
+    would run in Elasticsearch instead: the query encoded by the same sentence encoder, then one
+    search request with ``query`` (BM25) and ``knn``; both count the query's encoding. The index
+    (``es-scm index --dense-encoder``, a flat field) is made once and kept: encoding the
+    paragraphs takes minutes on 2 cores."""
+    from es_scm.elastic import SCMIndex
+    from es_scm.elastic.query import bm25_query
+    from es_scm.encoder import SentenceEncoder
+    from es_scm.model import SoftCosineModel
+
+    name = DENSE_INDEX.format(size=size)
+    model_dir = args.cache / f"model-{size}"
+    if not client.indices.exists(index=name):
+        corpus = corpus_file(args.cache, split(paragraphs(args.cache), args.queries)[0], size)
+        started = time.perf_counter()
+        command = [
+            str(Path(sys.executable).parent / "es-scm"),
+            "index",
+            "--model",
+            str(model_dir),
+            "--index",
+            name,
+            "--corpus",
+            str(corpus),
+            "--dense-encoder",
+            "all-MiniLM-L6-v2",
+            "--no-progress",
+            "--es-url",
+            args.es_url,
+        ]
+        subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
+        print(f"{size}: dense index made in {time.perf_counter() - started:.0f} s", flush=True)
+    model = SoftCosineModel.load(model_dir)
+    encoder = SentenceEncoder("all-MiniLM-L6-v2")
+    searcher = SCMIndex(client, name, model, encoder=encoder).searcher
+
+    def bm25_knn(query: str) -> Any:
+        vector = encoder.encode([query])[0].tolist()
+        knn = {"field": "scm.dense", "query_vector": vector, "k": K, "num_candidates": 100}
+        return client.search(index=name, query=bm25_query(query), knn=knn, size=K, source=True)
+
+    methods: dict[str, Callable[[str], Any]] = {
+        "bm25": lambda q: client.search(
+            index=name, query=bm25_query(q), size=K, source=True, track_total_hits=False
+        ),
+        "bm25_knn": bm25_knn,
+        "hybrid_three_way": lambda q: searcher.hybrid(q, K, dense=True),
+        "hybrid": lambda q: searcher.hybrid(q, K),
+    }
+    meter = Meter(client)
+    for query in queries[:10]:
+        for method in methods.values():
+            method(query)
+    samples: dict[str, list[float]] = {m: [] for m in methods}
+    requests: dict[str, list[int]] = {m: [] for m in methods}
+    try:
+        for _ in range(args.repeats):
+            for query in queries:
+                for method_name, method in methods.items():
+                    meter.reset()
+                    started = time.perf_counter()
+                    method(query)
+                    samples[method_name].append(time.perf_counter() - started)
+                    requests[method_name].append(meter.requests)
+    finally:
+        meter.close()
+    row: dict[str, Any] = {"documents": size, "methods": {}}
+    for method_name, values in samples.items():
+        row["methods"][method_name] = {
+            **percentiles(values),
+            "requests": statistics.mean(requests[method_name]),
+        }
+    base = row["methods"]["bm25_knn"]["p50_ms"]
+    for summary in row["methods"].values():
+        summary["x_bm25_knn_p50"] = summary["p50_ms"] / base
+    print(f"\n{size:,} paragraphs, three-way hybrid against BM25 + kNN (query encoding counted)")
+    for method_name, summary in row["methods"].items():
+        print(
+            f"{method_name:<17}{summary['p50_ms']:7.1f} {summary['p95_ms']:7.1f} "
+            f"x{summary['x_bm25_knn_p50']:5.2f} requests {summary['requests']:.2f}"
+        )
+    return row
+
+
 def print_table(row: dict[str, Any]) -> None:
     print(f"\n{row['documents']:,} paragraphs (p50/p95 ms; medians of the parts, ms)")
     header = "method     p50    p95   ×BM25  req   took  trans  decode client  expand parse rescore"
@@ -458,7 +548,7 @@ def print_table(row: dict[str, Any]) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("step", choices=("prepare", "measure", "batch"))
+    parser.add_argument("step", choices=("prepare", "measure", "batch", "three-way"))
     parser.add_argument("--sizes", nargs="+", type=int, default=[100_000, 300_000, 850_000])
     parser.add_argument("--queries", type=int, default=100)
     parser.add_argument("--repeats", type=int, default=2)
@@ -502,6 +592,8 @@ def main() -> None:
             if args.step == "measure":
                 row = measure_size(args, client, size, queries)
                 print_table(row)
+            elif args.step == "three-way":
+                row = three_way(args, client, size, queries)
             else:
                 row = {"documents": size, "batch": batch_size(args, client, size, queries)}
             rows.append(row)

@@ -116,10 +116,13 @@ class ExpandedQuery:
     empty: bool = dataclasses.field(init=False)
     #: The query's words outside the vocabulary that S relates to its terms.
     unseen: tuple[UnseenWord, ...] = dataclasses.field(init=False, repr=False)
+    #: Every term sent, on either field.
+    clause_count: int = dataclasses.field(init=False)
 
     def __post_init__(self) -> None:
         self.weights, self.norm = self.vector.weights, self.vector.norm
         self.empty, self.unseen = self.vector.norm <= 0.0, self.vector.unseen
+        self.clause_count = len(self.clause_terms) + len(self.extra_terms)
 
     @property
     def expansion(self) -> np.ndarray:
@@ -131,14 +134,10 @@ class ExpandedQuery:
         """``(term id, weight)`` of every term sent on ``field``."""
         return list(zip(self.clause_terms.tolist(), self.clause_weights.tolist(), strict=True))
 
-    @property
-    def clause_count(self) -> int:
-        """Every term sent, on either field."""
-        return len(self.clause_terms) + len(self.extra_terms)
-
     def _parts(self) -> list[tuple[str, list[tuple[int, float]]]]:
+        own = zip(self.clause_terms.tolist(), self.clause_weights.tolist(), strict=True)
         extra = list(zip(self.extra_terms.tolist(), self.extra_weights.tolist(), strict=True))
-        return [(self.field, self.clauses)] + ([(VECTOR_FIELD, extra)] if extra else [])
+        return [(self.field, list(own))] + ([(VECTOR_FIELD, extra)] if extra else [])
 
     def account(self, clause_limit: int) -> QueryAccount:
         """The query's terms, its expansion's and those left out, with the notes that say so."""

@@ -519,7 +519,7 @@ class AsyncSearcher:
             k,
             max_words=self.max_query_words,
             filter_policy=self.filter_policy,
-            model_hybrid=self.model.hybrid,
+            model_hybrid=self.target.model.hybrid,
             **options,
         )
 

@@ -521,7 +521,7 @@ class Searcher:
             k,
             max_words=self.max_query_words,
             filter_policy=self.filter_policy,
-            model_hybrid=self.model.hybrid,
+            model_hybrid=self.target.model.hybrid,
             **options,
         )
 
