@@ -39,7 +39,8 @@ import numpy as np
 
 from es_scm.evaluation.collections import TestCollection
 from es_scm.evaluation.trec import BM25_DENSE, Run, evaluate_runs, measure_label
-from es_scm.fusion import Fusion, MaxFusion, ScoreFusion, fusion_from
+from es_scm.fusion import AdaptiveFusion, Fusion, MaxFusion, ScoreFusion, fusion_from
+from es_scm.query_signals import QuerySignals, query_signals
 
 __all__ = [
     "TuningReport",
@@ -129,17 +130,19 @@ def hybrid_run(
     scm: Mapping[str, float],
     fusion: Fusion | float,
     depth: int,
+    signals: QuerySignals | None = None,
 ) -> dict[str, float]:
     """``fusion`` over the union of both top ``depth`` lists, as hybrid search fuses them.
 
     ``bm25`` and ``scm`` hold every score known (a candidate missing from ``bm25`` scores 0);
-    a float is the α of the default fusion (``max``).
+    a float is the α of the default fusion (``max``). ``signals``: the query's own (the
+    ``adaptive`` fusion; see :func:`fused_run`).
     """
     if not isinstance(fusion, Fusion):
         fusion = MaxFusion(float(fusion))
     legs = {"bm25": bm25, "scm": scm}
     return fused_run(
-        legs, {name: _top(scores, depth) for name, scores in legs.items()}, fusion, depth
+        legs, {name: _top(scores, depth) for name, scores in legs.items()}, fusion, depth, signals
     )
 
 
@@ -148,12 +151,22 @@ def fused_run(
     tops: Mapping[str, Mapping[str, float]],
     fusion: Fusion,
     depth: int,
+    signals: QuerySignals | None = None,
 ) -> dict[str, float]:
     """``fusion`` of the legs named in ``tops`` (each leg's top ``depth``, best first) over the
     union of those lists, as hybrid search fuses them: a score fusion reads every candidate's
-    score by each leg from ``legs`` (missing: 0), reciprocal rank fusion the lists alone."""
+    score by each leg from ``legs`` (missing: 0), reciprocal rank fusion the lists alone.
+
+    The ``adaptive`` fusion reads the query's signals: those of the lists ``tops``
+    (:func:`~es_scm.query_signals.query_signals`) with ``signals`` (e.g. the query's own,
+    :func:`scm_signals`) added, as hybrid search computes them before it fuses.
+    """
     candidates = list(dict.fromkeys(doc for top in tops.values() for doc in top))
-    if isinstance(fusion, ScoreFusion):
+    if isinstance(fusion, AdaptiveFusion):
+        read = query_signals(tops)
+        read = read if signals is None else read.merged(signals)
+        fused = fusion.fuse_legs({name: legs[name] for name in tops}, candidates, signals=read)
+    elif isinstance(fusion, ScoreFusion):
         fused = fusion.fuse_legs({name: legs[name] for name in tops}, candidates)
     else:
         fused = fusion.fuse_legs(tops, candidates)
