@@ -33,12 +33,35 @@ import numpy as np
 
 from es_scm.query_weights import WeightModel
 
-__all__ = ["WeightTable", "fit_weight_model", "nearest_points", "standardization"]
+__all__ = [
+    "PENALTY",
+    "SIGNALS",
+    "STEPS_OF_GRID",
+    "WeightTable",
+    "fit_weight_model",
+    "nearest_points",
+    "standardization",
+]
 
 logger = logging.getLogger(__name__)
 
 #: The moves of one parameter tried by the coordinate search, largest first.
 STEPS = (1.0, 0.5, 0.25, 0.1, 0.05)
+#: The step of the weight grid by the number of legs: α in 0.025 steps for two legs, every
+#: weighting of three legs in 0.05 steps (231).
+STEPS_OF_GRID = {2: 0.025, 3: 0.05}
+#: What ``es-scm tune`` fits an adaptive fusion with (the legs sorted → the signals read; the
+#: penalty λ): chosen on the training collections, leave one collection out
+#: (``scripts/choose_fusion.py``, docs/QUALITY.md).
+SIGNALS: dict[tuple[str, ...], tuple[str, ...]] = {
+    ("bm25", "scm"): ("agree.bm25.scm.overlap10", "scm.ratio10", "bm25.ratio10"),
+    ("bm25", "dense", "scm"): (
+        "agree.bm25.scm.overlap10",
+        "agree.bm25.dense.overlap10",
+        "dense.ratio10",
+    ),
+}
+PENALTY = 1.0
 
 
 @dataclass
