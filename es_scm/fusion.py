@@ -61,6 +61,7 @@ __all__ = [
     "FUSIONS",
     "SCALINGS",
     "AdaptiveFusion",
+    "BoundedFusion",
     "Fusion",
     "LinearFusion",
     "MaxFusion",
@@ -184,15 +185,43 @@ class ScoreFusion(Fusion):
             sides.append((values, shift, scale))
         return sides
 
+    def decision(
+        self,
+        legs: Mapping[str, Scores],
+        candidates: Sequence[str],
+        signals: QuerySignals | None = None,
+    ) -> WeightDecision:
+        """The weights of ``legs`` (in their order) for this query, and why: the fixed ones
+        (:meth:`weights_of`); the ``adaptive`` fusion reads the query's signals."""
+        fixed = tuple(self.weights_of(list(legs)))
+        return WeightDecision(
+            tuple(legs), fixed, fixed, False, f"as the {self.name} fusion does not adapt them"
+        )
+
     def query_weights(
         self,
         legs: Mapping[str, Scores],
         candidates: Sequence[str],
         signals: QuerySignals | None = None,
     ) -> list[float]:
-        """The weight of each leg of ``legs`` (in its order) for this query: the fixed ones
-        (:meth:`weights_of`); the ``adaptive`` fusion reads the query's signals."""
-        return self.weights_of(list(legs))
+        """The weight of each leg of ``legs`` (in its order) for this query (:meth:`decision`)."""
+        return list(self.decision(legs, candidates, signals).weights)
+
+    def fuse_bounded(
+        self,
+        legs: Mapping[str, Scores],
+        candidates: Sequence[str],
+        outside: Mapping[str, float],
+        signals: QuerySignals | None = None,
+    ) -> BoundedFusion:
+        """:meth:`fuse_legs` and :meth:`bound_legs` with one decision of the query's weights:
+        what hybrid search needs, in one call (module docstring, Bounds)."""
+        decision = self.decision(legs, candidates, signals)
+        sides = self._normalizers(legs, candidates)
+        fused = self._weighted(decision.weights, [values for values, _, _ in sides], sides)
+        outer = [np.array([outside[name]], dtype=np.float64) for name in legs]
+        bound = float(self._weighted(decision.weights, outer, sides)[0])
+        return BoundedFusion(dict(zip(candidates, fused.tolist(), strict=True)), bound, decision)
 
     @staticmethod
     def _weighted(weights: Sequence[float], values: list[Any], sides: Any) -> Any:
@@ -243,6 +272,25 @@ class ScoreFusion(Fusion):
         sides = self._normalizers(legs, candidates)
         values = [np.array([outside[name]], dtype=np.float64) for name in legs]
         return float(self._weighted(weights, values, sides)[0])
+
+
+@dataclass(frozen=True)
+class BoundedFusion:
+    """A score fusion of one query (:meth:`ScoreFusion.fuse_bounded`): every candidate's fused
+    score, the bound of a document outside every list, and the weights used and why."""
+
+    scores: dict[str, float]
+    bound: float
+    decision: WeightDecision
+
+    @property
+    def weights(self) -> dict[str, float]:
+        """The weight of each leg used for this query."""
+        return self.decision.as_dict()
+
+    def explanation(self) -> str:
+        """Why the weights were what they were, in one line."""
+        return self.decision.explanation()
 
 
 def _apply(values: np.ndarray, shift: float, scale: float) -> np.ndarray:
@@ -356,15 +404,17 @@ class AdaptiveFusion(ScoreFusion):
         legs = list(legs)
         return decide(self.model_of(legs), legs, self.weights_of(legs), signals)
 
-    def query_weights(
+    def decision(
         self,
         legs: Mapping[str, Scores],
         candidates: Sequence[str],
         signals: QuerySignals | None = None,
-    ) -> list[float]:
+    ) -> WeightDecision:
+        """The query's weights from ``signals``, or, not given, from the signals of the legs'
+        scores of the candidates (:func:`candidate_signals`)."""
         if signals is None:
             signals = candidate_signals(legs, candidates)
-        return list(self.decide(list(legs), signals).weights)
+        return self.decide(list(legs), signals)
 
     def explain(
         self,
@@ -373,9 +423,7 @@ class AdaptiveFusion(ScoreFusion):
         signals: QuerySignals | None = None,
     ) -> str:
         """One line: the weights this query got, and why (:meth:`WeightDecision.explanation`)."""
-        if signals is None:
-            signals = candidate_signals(legs, candidates)
-        return self.decide(list(legs), signals).explanation()
+        return self.decision(legs, candidates, signals).explanation()
 
     def describe(self) -> dict[str, Any]:
         """``{"fusion": "adaptive", "alpha"|"weights": …, "base": …, "model": {...}}`` (the

@@ -276,3 +276,20 @@ def test_the_fit_finds_the_weights_a_signal_calls_for():
     )
     assert unchanged.coefficients[0] == (0.0,)  # a huge penalty keeps the fixed weights
     assert unchanged.weights_of(np.zeros(1)) == pytest.approx([0.6, 0.4])
+
+
+def test_fuse_bounded_is_fuse_and_bound_with_one_decision():
+    legs = {"bm25": BM25, "scm": SCM}
+    outside = {"bm25": 0.5, "scm": 0.1}
+    signals = QuerySignals({"scm.top": 0.9})
+    fusion = AdaptiveFusion(alpha=0.6, model=two_leg_model(-1.0))
+    bounded = fusion.fuse_bounded(legs, CANDIDATES, outside, signals)
+    assert bounded.scores == pytest.approx(fusion.fuse_legs(legs, CANDIDATES, signals))
+    assert bounded.bound == pytest.approx(fusion.bound_legs(legs, CANDIDATES, outside, signals))
+    assert bounded.weights == pytest.approx(fusion.decide(["bm25", "scm"], signals).as_dict())
+    assert bounded.explanation().startswith(f"BM25 weight {bounded.weights['bm25']:.2f}")
+    fixed = MaxFusion(0.6).fuse_bounded(legs, CANDIDATES, outside)
+    assert fixed.weights == {"bm25": 0.6, "scm": pytest.approx(0.4)}
+    assert fixed.explanation() == (
+        "BM25 weight 0.60 (fixed 0.6): the fixed weights, as the max fusion does not adapt them"
+    )
