@@ -27,6 +27,12 @@ weights={"bm25": 0.4, "scm": 0.1, "dense": 0.5})``), which also says which legs 
 ``rrf``
     Reciprocal rank fusion, :math:`\sum_{\text{lists}} 1 / (k + \text{rank})` over the lists in
     which a document appears, ranks from 1 (Cormack, Clarke and Büttcher, SIGIR 2009).
+``adaptive``
+    :math:`\sum_l w_l(q) \cdot N(v_l)`: the weights are the query's own, read from its signals
+    (:mod:`es_scm.query_signals`: the lists' shapes and agreement, the query's words, the share
+    of exact matches in the SCM's scores) by a small model (:mod:`es_scm.query_weights`), fixed
+    for the query before any score is normalized; the fixed weights are its fallback
+    (:class:`AdaptiveFusion`).
 
 Why ``max`` with α = 0.5 is the default of two legs: on the training collections (SemEval-2016
 train-part2, Cranfield, CISI, CACM, SciFact train) it was above BM25 on every one, with the
@@ -37,7 +43,10 @@ Bounds (exact hybrid search)
     Every weight is ≥ 0 and every normalization increasing, so each score fusion is increasing
     in every leg's score: a document outside every top list, whose score by each leg is at most
     that list's lowest (0 when the list holds every match), fuses to at most
-    :meth:`ScoreFusion.bound_legs`; a k-th fused score above it proves the top k.
+    :meth:`ScoreFusion.bound_legs`; a k-th fused score above it proves the top k. The
+    ``adaptive`` fusion's weights are the query's, positive, and fixed before the scores are
+    normalized, so the same holds within the query, with the same weights for the candidates
+    and the bound: :meth:`ScoreFusion.fuse_bounded` computes both from one decision.
 """
 
 from __future__ import annotations
