@@ -339,7 +339,9 @@ def query_signals(
         The query's x and x' (the SCM leg's expanded query); with ``idf``, the ``query.*``
         signals, and with ``scm_vectors`` the ``scm.exact_share*`` ones.
     idf : ndarray, optional
-        The query weighting's idf of every vocabulary term.
+        The query weighting's idf of every vocabulary term: the model's
+        ``global_weights("query")`` (:meth:`es_scm.model.SoftCosineModel.global_weights`,
+        computed once per model).
     scm_vectors : sequence of (term ids, values)
         The stored y' of the SCM list's best documents, in its order.
 

@@ -276,7 +276,7 @@ def scm_scores(
     ids = list(collection.documents)
     brute = BruteForceSearch(model, ids, collection.documents.values())
     rows = brute.documents.tocsr() if signals is not None else None
-    idf = model.query_weighting.global_weights(model.vocabulary) if signals is not None else None
+    idf = model.global_weights("query") if signals is not None else None
     runs = {}
     for qid in queries:
         vector = model.query_vector(collection.queries[qid])
