@@ -191,6 +191,22 @@ class WeightModel:
         logs = tuple(math.log(float(weights[leg]) / total) for leg in legs)
         return cls(legs, (), (), (), logs, tuple(() for _ in legs))
 
+    def pruned(self) -> WeightModel:
+        """The same model without the signals it gives no weight to (the same weights for
+        every query; fewer signals needed)."""
+        kept = [
+            j for j in range(len(self.signals)) if any(row[j] != 0.0 for row in self.coefficients)
+        ]
+        return WeightModel(
+            self.legs,
+            tuple(self.signals[j] for j in kept),
+            tuple(self.center[j] for j in kept),
+            tuple(self.scale[j] for j in kept),
+            self.intercepts,
+            tuple(tuple(row[j] for j in kept) for row in self.coefficients),
+            self.clip,
+        )
+
     def standardized(self, signals: QuerySignals) -> np.ndarray | None:
         """z of the model's signals; None if one of them is missing."""
         values = [signals.get(name) for name in self.signals]

@@ -183,6 +183,7 @@ def fit_weight_model(
     Returns
     -------
     WeightModel
+        Without the signals it gives no weight to (:meth:`WeightModel.pruned`).
     """
     legs = table.legs
     start = WeightModel.constant({leg: fixed[leg] for leg in legs})
@@ -229,4 +230,4 @@ def fit_weight_model(
         if not improved:
             break
     logger.info("weight model over %d signals: objective %.3f", n_signals, best)
-    return model_of(params)
+    return model_of(params).pruned()

@@ -274,8 +274,8 @@ def test_the_fit_finds_the_weights_a_signal_calls_for():
     unchanged = fit_weight_model(
         table, signal[:, None], ["bm25.ratio10"], {"bm25": 0.6, "scm": 0.4}, penalty=1e6
     )
-    assert unchanged.coefficients[0] == (0.0,)  # a huge penalty keeps the fixed weights
-    assert unchanged.weights_of(np.zeros(1)) == pytest.approx([0.6, 0.4])
+    assert unchanged.signals == ()  # a huge penalty keeps the fixed weights, reading nothing
+    assert unchanged.weights_of(np.zeros(0)) == pytest.approx([0.6, 0.4])
 
 
 def test_fuse_bounded_is_fuse_and_bound_with_one_decision():
@@ -292,4 +292,23 @@ def test_fuse_bounded_is_fuse_and_bound_with_one_decision():
     assert fixed.weights == {"bm25": 0.6, "scm": pytest.approx(0.4)}
     assert fixed.explanation() == (
         "BM25 weight 0.60 (fixed 0.6): the fixed weights, as the max fusion does not adapt them"
+    )
+
+
+def test_a_pruned_model_gives_the_same_weights_without_the_signals_it_ignores():
+    model = WeightModel(
+        legs=("bm25", "scm"),
+        signals=("scm.top", "bm25.ratio10"),
+        center=(0.5, 0.5),
+        scale=(0.25, 0.2),
+        intercepts=(0.2, 0.0),
+        coefficients=((-1.0, 0.0), (0.0, 0.0)),
+    )
+    pruned = model.pruned()
+    assert pruned.signals == ("scm.top",)
+    signals = QuerySignals({"scm.top": 0.8})  # bm25.ratio10 is not needed any more
+    assert model.standardized(signals) is None
+    with_both = QuerySignals({"scm.top": 0.8, "bm25.ratio10": 0.9})
+    assert pruned.weights_of(pruned.standardized(signals)) == pytest.approx(
+        model.weights_of(model.standardized(with_both))
     )
