@@ -241,11 +241,12 @@ def _spearman(a: Sequence[str], b: Sequence[str]) -> float:
         return 0.0
     rank_a = {doc: r for r, doc in enumerate(a, start=1)}
     rank_b = {doc: r for r, doc in enumerate(b, start=1)}
-    x = np.array([rank_a.get(doc, len(a) + 1) for doc in union], dtype=np.float64)
-    y = np.array([rank_b.get(doc, len(b) + 1) for doc in union], dtype=np.float64)
-    if x.std() == 0.0 or y.std() == 0.0:
-        return 0.0
-    return float(np.corrcoef(x, y)[0, 1])
+    x = np.fromiter((rank_a.get(doc, len(a) + 1) for doc in union), np.float64, len(union))
+    y = np.fromiter((rank_b.get(doc, len(b) + 1) for doc in union), np.float64, len(union))
+    x -= x.mean()
+    y -= y.mean()
+    spread = math.sqrt(float(x @ x) * float(y @ y))
+    return float(x @ y) / spread if spread > 0.0 else 0.0
 
 
 def term_signals(
@@ -313,13 +314,13 @@ def term_signals(
 def _sparse_dot(
     a_ids: np.ndarray, a_values: np.ndarray, b_ids: np.ndarray, b_values: np.ndarray
 ) -> float:
-    """The dot product of two sparse vectors given by sorted ids and values."""
+    """The dot product of two sparse vectors given by sorted unique ids and values."""
     if not len(a_ids) or not len(b_ids):
         return 0.0
-    common, a_at, b_at = np.intersect1d(a_ids, b_ids, assume_unique=True, return_indices=True)
-    if not len(common):
-        return 0.0
-    return float(a_values[a_at] @ b_values[b_at])
+    at = np.searchsorted(a_ids, b_ids)
+    at[at == len(a_ids)] = 0
+    common = a_ids[at] == b_ids
+    return float(a_values[at[common]] @ b_values[common])
 
 
 def query_signals(
