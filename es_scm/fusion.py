@@ -51,11 +51,8 @@ Bounds (exact hybrid search)
 
 from __future__ import annotations
 
-import functools
-import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
-from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
@@ -78,7 +75,6 @@ __all__ = [
     "ScoreFusion",
     "ZScoreFusion",
     "candidate_signals",
-    "default_weight_model",
     "fusion_from",
     "fusion_from_options",
     "fusion_from_settings",
@@ -371,8 +367,10 @@ class AdaptiveFusion(ScoreFusion):
         fused (:data:`~es_scm.defaults.HYBRID_DEFAULTS`' ``max`` for BM25 and the SCM,
         :data:`~es_scm.defaults.HYBRID_DENSE_DEFAULTS`' ``zscore`` with a dense leg).
     model : WeightModel or its JSON, optional
-        Per-query weights from signals; None: the model fitted on the training collections for
-        the legs fused (:func:`default_weight_model`), if any, else the fixed weights.
+        Per-query weights from signals, fitted on judged queries (``es-scm tune --fusions
+        adaptive``, :mod:`es_scm.evaluation.adaptive`); None: the fixed weights. es-scm ships no
+        fitted model: on its training collections, left out one at a time, no model beat the
+        fixed weights reliably (docs/QUALITY.md).
     """
 
     alpha: float = HYBRID_DEFAULTS.alpha
@@ -395,10 +393,6 @@ class AdaptiveFusion(ScoreFusion):
             return self.base
         return HYBRID_DENSE_DEFAULTS.fusion if "dense" in legs else HYBRID_DEFAULTS.fusion
 
-    def model_of(self, legs: Sequence[str]) -> WeightModel | None:
-        """The weight model used for ``legs``: ``model``, else :func:`default_weight_model`."""
-        return self.model if self.model is not None else default_weight_model(legs)
-
     def _normalizers(self, legs: Mapping[str, Scores], candidates: Sequence[str]) -> Any:
         scaling = SCALINGS[self.base_of(list(legs))]
         sides = []
@@ -411,7 +405,7 @@ class AdaptiveFusion(ScoreFusion):
     def decide(self, legs: Sequence[str], signals: QuerySignals | None) -> WeightDecision:
         """The weights of ``legs`` for a query with ``signals``, the fixed ones, and why."""
         legs = list(legs)
-        return decide(self.model_of(legs), legs, self.weights_of(legs), signals)
+        return decide(self.model, legs, self.weights_of(legs), signals)
 
     def decision(
         self,
@@ -443,27 +437,6 @@ class AdaptiveFusion(ScoreFusion):
         if self.model is not None:
             described["model"] = self.model.to_dict()
         return described
-
-
-#: The weight models fitted on the training collections, shipped with es-scm
-#: (``scripts/choose_fusion.py`` writes them): by legs, ``{"legs": [...], "model": {...}}``.
-DEFAULT_WEIGHT_MODELS = "adaptive_fusion.json"
-
-
-@functools.cache
-def _default_models() -> dict[tuple[str, ...], WeightModel]:
-    path = Path(__file__).parent / "data" / DEFAULT_WEIGHT_MODELS
-    if not path.exists():
-        return {}
-    saved = json.loads(path.read_text(encoding="utf-8"))
-    models = (WeightModel.from_dict(entry["model"]) for entry in saved["models"])
-    return {tuple(sorted(model.legs)): model for model in models}
-
-
-def default_weight_model(legs: Sequence[str]) -> WeightModel | None:
-    """The weight model es-scm ships for ``legs`` (fitted on the training collections by
-    ``scripts/choose_fusion.py``), or None."""
-    return _default_models().get(tuple(sorted(legs)))
 
 
 def candidate_signals(legs: Mapping[str, Scores], candidates: Sequence[str]) -> QuerySignals:

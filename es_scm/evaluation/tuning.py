@@ -355,7 +355,7 @@ def adaptive_runs(
             for q in topics
         ]
     )
-    model = fusion.model_of(names)
+    model = fusion.model
     wanted = model.signals if model is not None else SIGNALS[tuple(sorted(names))]
     matrix = np.array(
         [[np.nan if read[q].get(n) is None else read[q].get(n) for n in wanted] for q in topics],
@@ -373,12 +373,12 @@ def adaptive_runs(
     for fold in folds:
         training = np.array([q not in set(fold) for q in topics])
         fitted = fit_weight_model(
-            table.subset(training), matrix[training], wanted, fixed, penalty=PENALTY
+            table.subset(training), matrix[training], wanted, fixed, penalty=PENALTY[len(names)]
         )
         fold_fusion = dataclasses.replace(fusion, model=fitted)
         for q in fold:
             held_out[q] = fused_run(legs[q][0], legs[q][1], fold_fusion, depth, read[q])
-    whole = fit_weight_model(table, matrix, wanted, fixed, penalty=PENALTY)
+    whole = fit_weight_model(table, matrix, wanted, fixed, penalty=PENALTY[len(names)])
     return held_out, dataclasses.replace(fusion, model=whole)
 
 
