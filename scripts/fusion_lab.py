@@ -36,7 +36,7 @@ import math
 import os
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -88,6 +88,19 @@ class CollectionData:
     measure: str
     depth: int
     queries: list[QueryData]
+
+
+@dataclass
+class Tables:
+    """One collection's per-query measures (``scripts/choose_fusion.py``): each grid's
+    (kind → (Q, G)), the references' (row → (Q,)) and the signals (name → (Q,), NaN: missing)."""
+
+    name: str
+    measure: str
+    qids: list[str]
+    grids: dict[str, np.ndarray]
+    references: dict[str, np.ndarray]
+    signals: dict[str, np.ndarray] = field(default_factory=dict)
 
 
 # -- building the records ------------------------------------------------------------------------
@@ -268,17 +281,23 @@ def grid_measures(
 def ranking_measures(
     query: QueryData, measure: str, depth: int, fused: np.ndarray, mask: np.ndarray
 ) -> np.ndarray:
-    """The measure (× 100) of each row of ``fused`` (scores of the candidates in ``mask``)."""
+    """The measure (× 100) of each row of ``fused`` (scores of the candidates in ``mask``).
+
+    SemEval ranks all of a question's candidates: those outside the fused lists score 0 (as
+    ``semeval.rankings_from_scores`` reads a run), ties in the gold file's order."""
     fused = np.atleast_2d(fused)
-    gains = query.gains[mask]
-    order = query.order[mask]
     out = np.zeros(len(fused))
     if measure == "MAP":  # SemEval: ties in the gold order, scores rounded as the scorer does
-        relevant = gains > 0
+        relevant = query.gains > 0
+        every = np.zeros(len(query.candidates))
         for row, scores in enumerate(fused):
-            ranked = np.lexsort((order, -np.round(scores, 12)))
+            every[:] = 0.0
+            every[mask] = scores
+            ranked = np.lexsort((query.order, -np.round(every, 12)))
             out[row] = _semeval_ap(relevant[ranked])
         return out
+    gains = query.gains[mask]
+    order = query.order[mask]
     if query.ideal <= 0.0:
         return out
     for row, scores in enumerate(fused):
@@ -352,6 +371,7 @@ __all__ = [
     "SIMPLEX",
     "CollectionData",
     "QueryData",
+    "Tables",
     "check_measures",
     "collection_data",
     "digest",
