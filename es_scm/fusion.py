@@ -182,11 +182,16 @@ class ScoreFusion(Fusion):
             )
         return [self.weights[name] for name in names]
 
+    def _scaling_of(self, legs: Sequence[str]) -> Any:
+        """The normalization's (shift, scale) function for these legs."""
+        return self.scaling
+
     def _normalizers(self, legs: Mapping[str, Scores], candidates: Sequence[str]) -> Any:
+        scaling = self._scaling_of(list(legs))
         sides = []
         for scores in legs.values():
             values = np.array([float(scores.get(c, 0.0)) for c in candidates], dtype=np.float64)
-            shift, scale = self.scaling(values) if len(values) else (0.0, 1.0)
+            shift, scale = scaling(values) if len(values) else (0.0, 1.0)
             sides.append((values, shift, scale))
         return sides
 
@@ -388,19 +393,14 @@ class AdaptiveFusion(ScoreFusion):
 
     def base_of(self, legs: Sequence[str]) -> str:
         """The normalization used for ``legs``: ``base``, else the fixed fusion's of those
-        legs."""
+        legs (``max`` if that is not a score fusion)."""
         if self.base is not None:
             return self.base
-        return HYBRID_DENSE_DEFAULTS.fusion if "dense" in legs else HYBRID_DEFAULTS.fusion
+        fixed = HYBRID_DENSE_DEFAULTS.fusion if "dense" in legs else HYBRID_DEFAULTS.fusion
+        return fixed if fixed in SCALINGS else "max"
 
-    def _normalizers(self, legs: Mapping[str, Scores], candidates: Sequence[str]) -> Any:
-        scaling = SCALINGS[self.base_of(list(legs))]
-        sides = []
-        for scores in legs.values():
-            values = np.array([float(scores.get(c, 0.0)) for c in candidates], dtype=np.float64)
-            shift, scale = scaling(values) if len(values) else (0.0, 1.0)
-            sides.append((values, shift, scale))
-        return sides
+    def _scaling_of(self, legs: Sequence[str]) -> Any:
+        return SCALINGS[self.base_of(legs)]
 
     def decide(self, legs: Sequence[str], signals: QuerySignals | None) -> WeightDecision:
         """The weights of ``legs`` for a query with ``signals``, the fixed ones, and why."""
