@@ -96,6 +96,14 @@ class Fusion:
     #: leg's best score (``max``): then the fused top k of the legs' top ``depth`` lists is that
     #: of shorter lists whenever those prove it (hybrid search reads them first).
     reads_top_only: ClassVar[bool] = False
+    #: Whether the fusion's weights read the query's signals (:mod:`es_scm.query_signals`),
+    #: which hybrid search then computes from its lists and its query before it fuses.
+    reads_signals: ClassVar[bool] = False
+
+    def reads_top_only_for(self, legs: Sequence[str]) -> bool:
+        """:attr:`reads_top_only` for a fusion of ``legs`` (a fusion whose normalization
+        depends on the legs says so for them)."""
+        return self.reads_top_only
 
     def fuse(
         self,
@@ -395,6 +403,14 @@ class AdaptiveFusion(ScoreFusion):
             raise ValueError(f"base must be one of {sorted(SCALINGS)}, got {self.base!r}")
         if self.model is not None:
             object.__setattr__(self, "model", WeightModel.from_dict(self.model))
+
+    reads_signals: ClassVar[bool] = True
+
+    def reads_top_only_for(self, legs: Sequence[str]) -> bool:
+        """With the ``max`` normalization the weights read only the lists' top
+        :data:`~es_scm.query_signals.SHAPE_DEPTH` and the query: a candidate's fused score
+        depends on the others only through each leg's best, as :class:`MaxFusion`'s."""
+        return self.base_of(legs) == "max"
 
     def base_of(self, legs: Sequence[str]) -> str:
         """The normalization used for ``legs``: ``base``, else the fixed fusion's of those

@@ -42,6 +42,7 @@ Hybrid search's lists, and why shorter ones give the same answer
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -73,6 +74,7 @@ from es_scm.elastic.requests import RescoreRequest, SearchRequest
 from es_scm.elastic.results import Hit, SearchResult, Stored, distinct_hits
 from es_scm.elastic.target import Checked
 from es_scm.elastic.windows import ExactWindows, page
+from es_scm.query_signals import QuerySignals, query_signals
 from es_scm.similarity.scoring import rank
 from es_scm.validation import Options, check
 
@@ -462,7 +464,8 @@ class HybridPlan(Plan):
         self.scm_query = (
             self.expanded.es_query(context.query_type, request.filters) if scm_query else None
         )
-        self.reach = first_reach(request.need, depth) if fusion.reads_top_only else depth
+        short = fusion.reads_top_only_for(names)
+        self.reach = first_reach(request.need, depth) if short else depth
         self._start()
 
     def _start(self) -> None:
@@ -576,12 +579,26 @@ class HybridPlan(Plan):
     def _fuse(self) -> None:
         request = self.request
         assert isinstance(request, SearchRequest)
-        fused = fuse(self.fusion, self.lists, self.others, request.need)
+        signals = self._signals() if self.fusion.reads_signals else None
+        fused = fuse(self.fusion, self.lists, self.others, request.need, signals)
         if not fused.proven and self.reach < self.depth:  # shorter lists did not prove it
             self.reach = self.depth
             self._start()
             return
         self.fused, self.stage = fused, "done"
+
+    def _signals(self) -> QuerySignals:
+        """The query's signals (:mod:`es_scm.query_signals`) from what the plan holds: the
+        lists as read, the query's vector, and the stored vectors of the SCM's best ten."""
+        scm = next((leg.scores for leg in self.lists if leg.name == "scm"), {})
+        best = [self.stored[doc_id].vector for doc_id in list(scm)[:10]]
+        model = self.context.model
+        return query_signals(
+            {leg.name: leg.scores for leg in self.lists},
+            query=self.expanded.vector,
+            idf=model.global_weights("query"),
+            scm_vectors=best,
+        )
 
     # -- the result -------------------------------------------------------------------------------
 
@@ -603,12 +620,15 @@ class HybridPlan(Plan):
             if isinstance(leg, DenseLeg) and not leg.field.exact
         ]
         note = fused.note(request.need)
-        return self._result(
+        if request.explain and fused.why is not None:  # why the legs weigh what they weigh
+            notes.append(f"fusion: {fused.why}")
+        result = self._result(
             hits,
             candidates=fused.candidates,
             exact_guarantee=fused.proven,
             notes=[*notes, *([] if note is None else [note])],
         )
+        return dataclasses.replace(result, fusion_weights=fused.weights)
 
 
 #: The search methods by the searcher's method name: each with its plan.
