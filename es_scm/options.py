@@ -77,7 +77,9 @@ NEIGHBOR_MODES = ("terms", "vocabulary", "gensim")
 #: Column visiting orders of the greedy construction of S.
 COLUMN_ORDERS = ("rarest", "id")
 #: The fusions of hybrid search, by name (the registry is :data:`es_scm.fusion.FUSIONS`).
-FUSIONS = ("max", "linear", "zscore", "rrf")
+FUSIONS = ("max", "linear", "zscore", "rrf", "adaptive")
+#: The fusions that normalize and weigh the legs' scores (an ``adaptive`` fusion's ``base``).
+SCORE_FUSIONS = ("max", "linear", "zscore")
 #: The legs hybrid search can fuse, by name (:mod:`es_scm.elastic.hybrid`): Elasticsearch's BM25,
 #: the exact SCM, and an Elasticsearch kNN search on a ``dense_vector`` field.
 LEGS = ("bm25", "scm", "dense")
@@ -562,6 +564,11 @@ class HybridOptions(CheckedOptions):
         A score fusion's explicit weight of each leg it fuses, by name (:data:`LEGS`), e.g.
         ``{"bm25": 0.4, "scm": 0.1, "dense": 0.5}``: instead of ``alpha``, and the form of a
         fusion of three legs (:func:`check_weights`).
+    base : {"max", "linear", "zscore"}, optional
+        The ``adaptive`` fusion's normalization of each leg (None: ``max``).
+    model : mapping, optional
+        The ``adaptive`` fusion's weight model, as JSON
+        (:meth:`es_scm.query_weights.WeightModel.to_dict`; None: its default).
     """
 
     fusion: str
@@ -569,12 +576,15 @@ class HybridOptions(CheckedOptions):
     rrf_k: int
     depth: int
     weights: Mapping[str, float] | None = None
+    base: str | None = None
+    model: Mapping[str, Any] | None = None
 
     CONSTRAINTS: ClassVar[Mapping[str, Constraint]] = {
         "fusion": Options(FUSIONS),
         "alpha": FRACTION,
         "rrf_k": NON_NEGATIVE_INT,
         "depth": POSITIVE_INT,
+        "base": OrNone(Options(SCORE_FUSIONS)),
     }
 
     def __post_init__(self) -> None:

@@ -243,6 +243,13 @@ def dense_hybrid_kwargs(args: argparse.Namespace) -> dict[str, Any]:
 def _add_evaluation_options(parser: argparse.ArgumentParser) -> None:
     _add_model_building_options(parser)
     add_hybrid_options(parser, "BM25 + SCM (hybrid search)")
+    parser.add_argument(
+        "--adaptive",
+        action="store_true",
+        help="also evaluate the adaptive fusion of each hybrid (weights per query from its "
+        "signals: the model's, saved by es-scm tune --fusions adaptive, else es-scm's), each "
+        "compared with the fixed fusion too (randomization test, wins/ties/losses)",
+    )
     add_bm25_analyzer(parser)
     group = parser.add_argument_group("output and index")
     group.add_argument("--json", metavar="FILE", help="write the scores and settings as JSON")
@@ -396,6 +403,7 @@ def run_semeval(args: argparse.Namespace) -> int:
         text_analyzer=args.bm25_analyzer,
         dense=dense,
         dense_hybrid=dense_hybrid_kwargs(args) if dense is not None else None,
+        adaptive=args.adaptive,
     )
     print(report.markdown())
     significance = report.significance_markdown()
@@ -548,6 +556,7 @@ def _evaluate(args: argparse.Namespace, collections: list[Any]) -> int:
             runs=given_runs,
             dense=getattr(args, "dense_choice", None),
             dense_hybrid=dense_hybrid_kwargs(args) if getattr(args, "dense_choice", None) else None,
+            adaptive=args.adaptive,
         )
         reports.append(report)
         if getattr(args, "run", None):

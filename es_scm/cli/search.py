@@ -223,11 +223,12 @@ def search_options(args: argparse.Namespace, model: Any) -> dict[str, Any]:
         raise CLIError("--dense-encoder goes with --mode dense or --dense", EXIT_USAGE)
     options: dict[str, Any] = {"filter": args.filters or None}
     if args.mode == "hybrid":
-        from es_scm.elastic.hybrid import hybrid_options, make_fusion
+        from es_scm.elastic.hybrid import hybrid_options
+        from es_scm.fusion import fusion_from_options
 
         try:
             chosen = hybrid_options(model.hybrid, dense=args.dense, **hybrid_kwargs(args))
-            fusion = make_fusion(chosen)
+            fusion = fusion_from_options(chosen)  # an adaptive fusion's model too
         except ValueError as error:
             raise CLIError(str(error), EXIT_USAGE) from None
         options.update(fusion=fusion, depth=args.depth)

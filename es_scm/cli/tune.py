@@ -31,7 +31,7 @@ from es_scm.cli.options import (
     positive_int,
 )
 from es_scm.cli.progress import progress_messages
-from es_scm.defaults import DENSE_DEFAULTS, FUSIONS, HYBRID_DEFAULTS
+from es_scm.defaults import DENSE_DEFAULTS, FUSIONS, HYBRID_DEFAULTS, HYBRID_DENSE_DEFAULTS
 from es_scm.validation import Interval, argparse_type
 
 logger = logging.getLogger(__name__)
@@ -68,8 +68,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default="",
         metavar="F1,F2,…",
         help=f"also tune hybrid search with these fusions: {', '.join(FUSIONS)} (default: "
-        f"{HYBRID_DEFAULTS.fusion} when --alphas is given); --out saves the best one in the "
-        "model, which hybrid search then uses",
+        f"{HYBRID_DEFAULTS.fusion} when --alphas is given); adaptive fits per-query weights "
+        "from the queries' signals on your judged topics (cross-validated over the folds); "
+        "--out saves the best one in the model, which hybrid search then uses",
     )
     group.add_argument(
         "--metric",
@@ -290,10 +291,11 @@ def dense_fusions_from_args(args: argparse.Namespace) -> list[Any]:
         weightings = weight_grid(args.dense_step)
     except ValueError as error:
         raise CLIError(f"--dense-step: {error}") from None
+    once: dict[str, list[Any]] = {"rrf": [None], "adaptive": [HYBRID_DENSE_DEFAULTS.weights]}
     return [
         fusion_from(name, weights=weights)
         for name in names
-        for weights in (weightings if name != "rrf" else [None])
+        for weights in once.get(name, weightings)
     ]
 
 

@@ -55,8 +55,9 @@ from es_scm.defaults import HYBRID_DEFAULTS, HYBRID_DENSE_DEFAULTS
 from es_scm.elastic.dense import MAX_KNN, DenseField, DenseQuery
 from es_scm.elastic.query import bm25_query
 from es_scm.elastic.results import distinct_hits
-from es_scm.fusion import Fusion, ScoreFusion, fusion_from
+from es_scm.fusion import Fusion, ScoreFusion, fusion_from_options
 from es_scm.options import LEGS, HybridOptions
+from es_scm.query_signals import QuerySignals
 from es_scm.similarity.scoring import rank
 
 __all__ = [
@@ -122,10 +123,9 @@ def hybrid_options(
 
 
 def make_fusion(options: HybridOptions) -> Fusion:
-    """The :class:`~es_scm.fusion.Fusion` of hybrid options (from the registry, by name)."""
-    return fusion_from(
-        options.fusion, alpha=options.alpha, rrf_k=options.rrf_k, weights=options.weights
-    )
+    """The :class:`~es_scm.fusion.Fusion` of hybrid options (from the registry, by name, every
+    parameter passed: the adaptive fusion's ``base`` and fitted ``model`` too)."""
+    return fusion_from_options(options)
 
 
 def resolve_fusion(
@@ -280,6 +280,9 @@ class Fused:
     proven: bool
     candidates: int
     bounded: bool = True
+    #: The weight of each leg for this query (a score fusion), and why (one line).
+    weights: dict[str, float] | None = None
+    why: str | None = None
 
     def note(self, need: int) -> str | None:
         """What a reader of a result unproven by the bound should know (None otherwise; a
@@ -302,12 +305,14 @@ def fuse(
     lists: Sequence[LegList],
     others: Mapping[str, Mapping[str, float]],
     need: int,
+    signals: QuerySignals | None = None,
 ) -> Fused:
     """Fuse the legs' top ``lists`` (module docstring).
 
     ``others[leg]`` holds a score fusion's scores of the candidates outside the leg's own list
     (those missing score 0); reciprocal rank fusion reads the lists alone. The components of
-    each candidate come in :data:`~es_scm.options.LEGS`' order.
+    each candidate come in :data:`~es_scm.options.LEGS`' order. ``signals`` are the query's,
+    for a fusion whose weights read them (:attr:`~es_scm.fusion.Fusion.reads_signals`).
     """
     lists = sorted(lists, key=lambda leg: LEGS.index(leg.name) if leg.name in LEGS else len(LEGS))
     candidates = candidates_of(lists)
@@ -321,14 +326,22 @@ def fuse(
     full = {
         leg.name: {**others.get(leg.name, {}), **leg.scores} for leg in lists
     }  # every candidate's score by leg
-    fused = fusion.fuse_legs(full, candidates)
-    bound = fusion.bound_legs(full, candidates, {leg.name: leg.outside for leg in lists})
-    ranked = rank(fused.items())
-    bounded = len(ranked) < need or ranked[need - 1][1] > bound
+    outside = {leg.name: leg.outside for leg in lists}
+    weighed = fusion.fuse_bounded(full, candidates, outside, signals)  # one choice of weights
+    ranked = rank(weighed.scores.items())
+    bounded = len(ranked) < need or ranked[need - 1][1] > weighed.bound
     components = {
         c: {name: scores.get(c, 0.0) for name, scores in full.items()} for c in candidates
     }
-    return Fused(ranked, components, proven and bounded, len(candidates), bounded)
+    return Fused(
+        ranked,
+        components,
+        proven and bounded,
+        len(candidates),
+        bounded,
+        weighed.weights,
+        weighed.explanation(),
+    )
 
 
 def scm_list(scores: Mapping[str, float], depth: int, proven: bool) -> LegList:

@@ -98,7 +98,7 @@ class SearchRequest:
         ``from_`` and the filters (a method adds its own: :mod:`es_scm.elastic.plans`)."""
         k = check(k, "k", POSITIVE_INT)
         from_ = check(from_, "from_", NON_NEGATIVE_INT)
-        filters = filter_clauses(filter, filter_policy)
+        filters = () if filter is None else filter_clauses(filter, filter_policy)
         if not isinstance(query, str):
             raise ValueError(f"query must be a str, got {type(query).__name__}")
         text, words = query_text(query, max_words)

@@ -139,9 +139,11 @@ class SearchResult:
     ``"bm25"`` or ``"rescore"``); ``exact_guarantee`` whether they are provably its top k
     (the brute force's, for the SCM); ``query_terms``, ``expansion_terms`` and ``pruned_terms``
     account for the query's terms, the expansion's and those the clause limit left out;
-    ``candidates`` and ``rounds`` count the documents scored and the requests of exact search's
-    windows; ``unproven`` says why an exact top k is not proven (``search`` then raises
-    :class:`NotProvenError` with this result).
+    ``candidates`` and ``rounds`` count the documents read and the search's round trips
+    (requests, or ``_msearch`` requests of several searches); ``unproven`` says why an exact top
+    k is not proven (``search`` then raises :class:`NotProvenError` with this result);
+    ``fusion_weights`` (hybrid search with a score fusion) the weight of each leg for this query
+    (an adaptive fusion's own; with ``explain``, a note says why).
     """
 
     hits: list[Hit]
@@ -155,6 +157,7 @@ class SearchResult:
     took_ms: float = 0.0
     notes: tuple[str, ...] = ()
     unproven: str | None = None
+    fusion_weights: Mapping[str, float] | None = None
 
     def __iter__(self) -> Iterator[Hit]:
         return iter(self.hits)

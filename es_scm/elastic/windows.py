@@ -171,7 +171,7 @@ class ExactWindows:
 
     def next(self) -> int | None:
         """The size of the next window (read whole, from offset 0), or None after the last."""
-        if self.final:
+        if self.rounds > 0 and (self.proven or self.exhausted or self.window >= self.max_window):
             return None
         if self.rounds > 0:
             self.window = min(self.window * 2, self.max_window)

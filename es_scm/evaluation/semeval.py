@@ -75,7 +75,12 @@ METHOD_LABELS = {
     "es-dense": "dense (kNN)",
     "bm25+dense": "BM25 + dense (max 0.5)",
     "bm25+scm+dense": "BM25 + SCM + dense (hybrid search)",
+    "bm25+scm adaptive": "BM25 + SCM (adaptive fusion)",
+    "bm25+scm+dense adaptive": "BM25 + SCM + dense (adaptive fusion)",
 }
+#: The adaptive fusions ``adaptive=True`` adds, each with the fixed fusion it is compared with
+#: (:data:`es_scm.evaluation.trec.ADAPTIVE_METHODS`).
+ADAPTIVE_METHODS = {"bm25+scm adaptive": "bm25+scm", "bm25+scm+dense adaptive": "bm25+scm+dense"}
 #: With a dense leg (``dense=``): kNN alone, BM25 + kNN fused as a user would (max, 0.5 each)
 #: and the three-way hybrid search: the methods of ``eval collection --dense``.
 DENSE_METHODS = ("es-dense", "bm25+dense", "bm25+scm+dense")
@@ -150,6 +155,7 @@ def elasticsearch_scores(
     text_analyzer: str | None = None,
     dense: Any = None,
     dense_hybrid: Mapping[str, Any] | None = None,
+    adaptive: bool = False,
 ) -> dict[str, Scores]:
     """Index the related questions and score them through Elasticsearch.
 
@@ -158,7 +164,8 @@ def elasticsearch_scores(
     field's analyzer (e.g. ``"english"``; default ``standard``). ``dense`` (a
     :class:`~es_scm.options.DenseOptions`) also indexes the encoder's vectors and scores the
     :data:`DENSE_METHODS`, the three-way hybrid with ``dense_hybrid`` (default: the model's
-    three-way fusion, else the defaults).
+    three-way fusion, else the defaults). ``adaptive`` adds the adaptive fusion of each hybrid
+    (:data:`~es_scm.evaluation.trec.ADAPTIVE_METHODS`).
 
     Returns
     -------
@@ -168,8 +175,7 @@ def elasticsearch_scores(
         afterwards unless ``keep_index``.
     """
     from es_scm.elastic import SCMIndex
-    from es_scm.elastic.hybrid import hybrid_options, make_fusion
-    from es_scm.evaluation.trec import BM25_DENSE
+    from es_scm.evaluation.trec import BM25_DENSE, adaptive_methods, method_fusion
 
     name = index_name or f"es-scm-eval-semeval-{uuid.uuid4().hex[:10]}"
     index = SCMIndex(client, name, model)
@@ -186,11 +192,11 @@ def elasticsearch_scores(
         if dense is not None:  # the two fusions with a dense leg (kNN alone: its own method)
             hybrids["bm25+dense"] = {**BM25_DENSE, "dense": True}
             hybrids["bm25+scm+dense"] = {**(dense_hybrid or {}), "dense": True}
+        if adaptive:
+            pairs = adaptive_methods(hybrids)
+            hybrids.update({m: {**hybrids[f], "fusion": "adaptive"} for m, f in pairs.items()})
         fusions = {  # method -> (its fusion, whether it has the dense leg)
-            method: (
-                make_fusion(hybrid_options(model.hybrid, **options)),
-                bool(options.get("dense")),
-            )
+            method: (method_fusion(model.hybrid, options), bool(options.get("dense")))
             for method, options in hybrids.items()
         }
         exact: Scores = {}
@@ -239,18 +245,36 @@ class SemEvalReport:
     per_question: dict[str, dict[str, Any]]
     settings: dict[str, Any] = field(default_factory=dict)
     seconds: dict[str, float] = field(default_factory=dict)
+    #: Method → another method it is also compared with (an adaptive fusion → its fixed one).
+    pairs: dict[str, str] = field(default_factory=dict)
+
+    def _values(self) -> dict[str, dict[str, float]]:
+        values: dict[str, dict[str, float]] = {}
+        for qid, details in self.per_question.items():
+            for method, scores in details["methods"].items():
+                values.setdefault(method, {})[qid] = float(scores["AP"])
+        return values
 
     def comparisons(self, baseline: str = BASELINE) -> list[Comparison]:
         """Every method against ``baseline`` (BM25 through Elasticsearch) on each question's AP,
         the official MAP's summands (:func:`~es_scm.evaluation.significance.compare`); none
         when the baseline was not run."""
-        values: dict[str, dict[str, float]] = {}
-        for qid, details in self.per_question.items():
-            for method, scores in details["methods"].items():
-                values.setdefault(method, {})[qid] = float(scores["AP"])
+        values = self._values()
         if baseline not in values:
             return []
         return compare(values, baseline, measure="AP")
+
+    def pair_comparisons(self) -> list[Comparison]:
+        """Each method of :attr:`pairs` against its other method, question by question (AP)."""
+        values = self._values()
+        return [
+            comparison
+            for method, other in self.pairs.items()
+            if method in values and other in values
+            for comparison in compare(
+                {other: values[other], method: values[method]}, other, measure="AP"
+            )
+        ]
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -259,6 +283,11 @@ class SemEvalReport:
             "seconds": self.seconds,
             "questions": len(self.per_question),
             "comparisons": [c.to_dict() for c in self.comparisons()],
+            **(
+                {"pair_comparisons": [c.to_dict() for c in self.pair_comparisons()]}
+                if self.pairs
+                else {}
+            ),
         }
 
     def significance_markdown(self) -> str:
@@ -266,6 +295,7 @@ class SemEvalReport:
         comparisons = self.comparisons()
         if not comparisons:
             return ""
+        comparisons += self.pair_comparisons()
         return comparison_table(comparisons, "SemEval", labels=METHOD_LABELS)
 
     def markdown(self) -> str:
@@ -358,9 +388,11 @@ def run_all(
     text_analyzer: str | None = None,
     dense: Any = None,
     dense_hybrid: Mapping[str, Any] | None = None,
+    adaptive: bool = False,
 ) -> SemEvalReport:
     """Run every method (the Elasticsearch ones when ``client`` is given; with ``dense``, the
-    :data:`DENSE_METHODS` too) and evaluate them."""
+    :data:`DENSE_METHODS` too; with ``adaptive``, the adaptive fusion of each hybrid, each also
+    compared with its fixed fusion) and evaluate them."""
     runs: dict[str, Scores] = {}
     seconds: dict[str, float] = {}
     started = time.perf_counter()
@@ -383,6 +415,7 @@ def run_all(
             text_analyzer=text_analyzer,
             dense=dense,
             dense_hybrid=dense_hybrid,
+            adaptive=adaptive,
         )
         seconds["elasticsearch"] = time.perf_counter() - started
         runs["es-bm25"] = es_runs["es-bm25"]
@@ -391,6 +424,11 @@ def run_all(
         runs["es-scm-native"] = es_runs["es-scm-native"]
         runs.update({method: es_runs[method] for method in hybrids})
         runs.update({method: es_runs[method] for method in DENSE_METHODS if method in es_runs})
+        pairs = {m: f for m, f in ADAPTIVE_METHODS.items() if m in es_runs}
+        runs.update({method: es_runs[method] for method in pairs})
     else:
         runs["scm"] = scm
-    return evaluate(questions, runs, settings=settings, seconds=seconds)
+        pairs = {}
+    report = evaluate(questions, runs, settings=settings, seconds=seconds)
+    report.pairs = pairs
+    return report

@@ -19,6 +19,12 @@ index's own), three more:
 ``bm25+scm+dense``  the three-way hybrid search (the model's three-way fusion, else
                     :data:`~es_scm.defaults.HYBRID_DENSE_DEFAULTS`).
 
+With ``adaptive=True``, the ``adaptive`` fusion of each hybrid (:data:`ADAPTIVE_METHODS`:
+``bm25+scm adaptive``, and ``bm25+scm+dense adaptive`` with dense vectors): per-query weights
+from the query's signals (:class:`es_scm.fusion.AdaptiveFusion`; the model's own adaptive
+fusion, saved by ``es-scm tune``, else es-scm's), each also compared with the fixed fusion it
+adapts, query by query (:attr:`TrecReport.pairs`).
+
 MAP (AP over the retrieved ``depth``), nDCG@10 and R@100 (:data:`MEASURES`, or any other
 ``ir_measures`` measures: :func:`check_measures`) are computed by ``ir_measures`` (pytrec_eval
 underneath) over the judged queries — those with at least one relevant document. Graded gains
@@ -49,13 +55,16 @@ from es_scm.options import DenseOptions
 from es_scm.progress import Progress
 
 __all__ = [
+    "ADAPTIVE_METHODS",
     "BASELINE",
     "BM25_DENSE",
     "MEASURES",
     "TrecReport",
+    "adaptive_methods",
     "check_measures",
     "evaluate_runs",
     "measure_label",
+    "method_fusion",
     "read_collection_files",
     "read_trec_run",
     "run_collection",
@@ -76,7 +85,11 @@ METHOD_LABELS = {
     "dense": "dense (kNN)",
     "bm25+dense": "BM25 + dense (max 0.5)",
     "bm25+scm+dense": "BM25 + SCM + dense (hybrid search)",
+    "bm25+scm adaptive": "BM25 + SCM (adaptive fusion)",
+    "bm25+scm+dense adaptive": "BM25 + SCM + dense (adaptive fusion)",
 }
+#: The adaptive fusions an evaluation may add, each with the fixed fusion it is compared with.
+ADAPTIVE_METHODS = {"bm25+scm adaptive": "bm25+scm", "bm25+scm+dense adaptive": "bm25+scm+dense"}
 #: The fusion of BM25 and kNN alone that ``bm25+dense`` evaluates: each leg divided by its
 #: largest score among the candidates, weight 0.5 each (what the issue's baseline measured).
 BM25_DENSE: dict[str, Any] = {"fusion": "max", "weights": {"bm25": 0.5, "dense": 0.5}}
@@ -225,16 +238,33 @@ class TrecReport:
     queries: int = 0
     measures: list[str] = field(default_factory=lambda: list(MEASURES))
     baseline: str = BASELINE
+    #: Method → another method it is also compared with (an adaptive fusion → its fixed one).
+    pairs: dict[str, str] = field(default_factory=dict)
+
+    def _values(self, measure: str) -> dict[str, dict[str, float]]:
+        return {
+            method: {q: row.get(measure, 0.0) for q, row in queries.items()}
+            for method, queries in self.per_query.items()
+        }
 
     def comparisons(self, measure: str | None = None) -> list[Comparison]:
         """Every method against :attr:`baseline` on ``measure`` (default: the first measure),
         query by query (:func:`~es_scm.evaluation.significance.compare`)."""
         measure = measure or self.measures[0]
-        values = {
-            method: {q: row.get(measure, 0.0) for q, row in queries.items()}
-            for method, queries in self.per_query.items()
-        }
-        return compare(values, self.baseline, measure=measure)
+        return compare(self._values(measure), self.baseline, measure=measure)
+
+    def pair_comparisons(self, measure: str | None = None) -> list[Comparison]:
+        """Each method of :attr:`pairs` against its other method, query by query."""
+        measure = measure or self.measures[0]
+        values = self._values(measure)
+        return [
+            comparison
+            for method, other in self.pairs.items()
+            if method in values and other in values
+            for comparison in compare(
+                {other: values[other], method: values[method]}, other, measure=measure
+            )
+        ]
 
     def to_dict(self) -> dict[str, Any]:
         """Everything, per-query values included (``per_query[method][query][measure]``), and
@@ -246,6 +276,11 @@ class TrecReport:
                 for m in self.measures
                 if not _is_count(m)
             }
+        paired = {
+            m: [c.to_dict() for c in self.pair_comparisons(m)]
+            for m in self.measures
+            if not _is_count(m) and self.pairs
+        }
         return {
             "collection": self.collection,
             "queries": self.queries,
@@ -254,6 +289,7 @@ class TrecReport:
             "methods": self.methods,
             "baseline": self.baseline,
             "comparisons": comparisons,
+            **({"pair_comparisons": paired} if paired else {}),
             "seconds": self.seconds,
             "per_query": self.per_query,
         }
@@ -262,9 +298,8 @@ class TrecReport:
         """Each method against the baseline on the first measure: means, Δ, p-values, W/T/L."""
         if self.baseline not in self.per_query or _is_count(self.measures[0]):
             return ""
-        return comparison_table(
-            self.comparisons(), self.collection, labels=METHOD_LABELS, header=header
-        )
+        comparisons = [*self.comparisons(), *self.pair_comparisons()]
+        return comparison_table(comparisons, self.collection, labels=METHOD_LABELS, header=header)
 
     def markdown(self, header: bool = True) -> str:
         """One row per method: collection, method and the measures (× 100; counts as they are).
@@ -303,6 +338,7 @@ def run_collection(
     runs: Mapping[str, Run] | None = None,
     dense: DenseOptions | bool | None = None,
     dense_hybrid: Mapping[str, Any] | None = None,
+    adaptive: bool = False,
 ) -> tuple[TrecReport, dict[str, Run]]:
     """Index ``collection``'s documents with ``model`` and evaluate BM25, SCM and BM25 + SCM
     (and, with ``dense``, the dense leg alone, BM25 + dense and the three-way hybrid).
@@ -344,6 +380,9 @@ def run_collection(
         The three-way fusion's options (``fusion``, ``weights``, ``rrf_k``, read by
         :func:`es_scm.elastic.hybrid.hybrid_options` with ``dense=True``): default the
         model's, else the default.
+    adaptive : bool, default=False
+        Also evaluate the adaptive fusion of each hybrid (:data:`ADAPTIVE_METHODS`), each
+        compared with the fixed one too.
 
     Returns
     -------
@@ -371,6 +410,12 @@ def run_collection(
         searcher = index.searcher
     if dense:
         hybrids = {**hybrids, **_dense_methods(dense_hybrid)}
+    pairs = adaptive_methods(hybrids) if adaptive else {}
+    hybrids = {**hybrids, **{method: hybrids[fixed] for method, fixed in pairs.items()}}
+    hybrids = {
+        method: {**options, "fusion": "adaptive"} if method in pairs else options
+        for method, options in hybrids.items()
+    }
     try:
         if index is not None:
             seconds["index"] = _index_collection(index, collection, text_analyzer, options)
@@ -405,8 +450,39 @@ def run_collection(
         seconds=seconds,
         queries=len(queries),
         measures=measures,
+        pairs=pairs,
     )
     return trec_report, made
+
+
+def adaptive_methods(hybrids: Mapping[str, Mapping[str, Any]]) -> dict[str, str]:
+    """The adaptive methods of :data:`ADAPTIVE_METHODS` whose fixed fusion is in ``hybrids``:
+    adaptive method → fixed method."""
+    return {method: fixed for method, fixed in ADAPTIVE_METHODS.items() if fixed in hybrids}
+
+
+def method_fusion(model_hybrid: Mapping[str, Any] | None, given: Mapping[str, Any]) -> Any:
+    """The fusion of an evaluated hybrid method from its options (``dense``: with the dense
+    leg), read with the model's own settings as hybrid search reads them
+    (:func:`es_scm.elastic.hybrid.hybrid_options`, every parameter passed:
+    :func:`es_scm.fusion.fusion_from_options`).
+
+    An ``adaptive`` fusion that the model does not save falls back on the fixed weights the
+    model's fixed fusion would use (not on the defaults of another fusion).
+    """
+    from es_scm.elastic.hybrid import hybrid_options
+    from es_scm.fusion import fusion_from_options
+
+    options = dict(given)
+    dense = bool(options.pop("dense", False))
+    if options.get("fusion") == "adaptive":
+        fixed = hybrid_options(model_hybrid, dense=dense)
+        if fixed.fusion not in ("adaptive", "rrf"):
+            if dense or fixed.weights is not None:
+                options.setdefault("weights", fixed.weights)
+            else:
+                options.setdefault("alpha", fixed.alpha)
+    return fusion_from_options(hybrid_options(model_hybrid, dense=dense, **options))
 
 
 def _dense_methods(dense_hybrid: Mapping[str, Any] | None) -> dict[str, dict[str, Any]]:
@@ -458,16 +534,14 @@ def _search_queries(
 ) -> tuple[dict[str, Run], dict[str, float]]:
     """Every method's run over ``queries`` on the searcher's index (``batch_search``, a method
     at a time, :data:`_BATCH` queries a call so that progress can be shown), and its seconds."""
-    from es_scm.elastic.hybrid import hybrid_options, make_fusion
-
     methods: dict[str, dict[str, Any]] = {"bm25": {"method": "bm25"}, "scm": {}}
     for method, given in hybrids.items():
         options = dict(given)
         if options.pop("method", "hybrid") == "dense":
             methods[method] = {"method": "dense"}
             continue
-        dense = bool(options.pop("dense", False))
-        fusion = make_fusion(hybrid_options(searcher.model.hybrid, dense=dense, **options))
+        dense = bool(options.get("dense", False))
+        fusion = method_fusion(searcher.model.hybrid, options)
         methods[method] = {"method": "hybrid", "fusion": fusion, "depth": depth}
         if dense:
             methods[method]["dense"] = True

@@ -28,6 +28,7 @@ folds and scores it on the fold: what choosing by this grid is worth on unseen t
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import logging
 import uuid
@@ -39,10 +40,12 @@ import numpy as np
 
 from es_scm.evaluation.collections import TestCollection
 from es_scm.evaluation.trec import BM25_DENSE, Run, evaluate_runs, measure_label
-from es_scm.fusion import Fusion, MaxFusion, ScoreFusion, fusion_from
+from es_scm.fusion import AdaptiveFusion, Fusion, MaxFusion, ScoreFusion, fusion_from
+from es_scm.query_signals import QuerySignals, query_signals, term_signals
 
 __all__ = [
     "TuningReport",
+    "adaptive_runs",
     "bm25_scores",
     "cross_validate",
     "dense_scores",
@@ -129,17 +132,19 @@ def hybrid_run(
     scm: Mapping[str, float],
     fusion: Fusion | float,
     depth: int,
+    signals: QuerySignals | None = None,
 ) -> dict[str, float]:
     """``fusion`` over the union of both top ``depth`` lists, as hybrid search fuses them.
 
     ``bm25`` and ``scm`` hold every score known (a candidate missing from ``bm25`` scores 0);
-    a float is the α of the default fusion (``max``).
+    a float is the α of the default fusion (``max``). ``signals``: the query's own (the
+    ``adaptive`` fusion; see :func:`fused_run`).
     """
     if not isinstance(fusion, Fusion):
         fusion = MaxFusion(float(fusion))
     legs = {"bm25": bm25, "scm": scm}
     return fused_run(
-        legs, {name: _top(scores, depth) for name, scores in legs.items()}, fusion, depth
+        legs, {name: _top(scores, depth) for name, scores in legs.items()}, fusion, depth, signals
     )
 
 
@@ -148,12 +153,22 @@ def fused_run(
     tops: Mapping[str, Mapping[str, float]],
     fusion: Fusion,
     depth: int,
+    signals: QuerySignals | None = None,
 ) -> dict[str, float]:
     """``fusion`` of the legs named in ``tops`` (each leg's top ``depth``, best first) over the
     union of those lists, as hybrid search fuses them: a score fusion reads every candidate's
-    score by each leg from ``legs`` (missing: 0), reciprocal rank fusion the lists alone."""
+    score by each leg from ``legs`` (missing: 0), reciprocal rank fusion the lists alone.
+
+    The ``adaptive`` fusion reads the query's signals: those of the lists ``tops``
+    (:func:`~es_scm.query_signals.query_signals`) with ``signals`` (e.g. the query's own,
+    :func:`scm_signals`) added, as hybrid search computes them before it fuses.
+    """
     candidates = list(dict.fromkeys(doc for top in tops.values() for doc in top))
-    if isinstance(fusion, ScoreFusion):
+    if isinstance(fusion, AdaptiveFusion):
+        read = query_signals(tops)
+        read = read if signals is None else read.merged(signals)
+        fused = fusion.fuse_legs({name: legs[name] for name in tops}, candidates, signals=read)
+    elif isinstance(fusion, ScoreFusion):
         fused = fusion.fuse_legs({name: legs[name] for name in tops}, candidates)
     else:
         fused = fusion.fuse_legs(tops, candidates)
@@ -244,18 +259,127 @@ class _Row(Mapping[str, float]):
         return len(self.position)
 
 
-def scm_scores(model: Any, collection: TestCollection, queries: Sequence[str]) -> Run:
-    """Every document's positive SCM for every topic, by the in-memory exact search."""
+def scm_scores(
+    model: Any,
+    collection: TestCollection,
+    queries: Sequence[str],
+    signals: dict[str, QuerySignals] | None = None,
+) -> Run:
+    """Every document's positive SCM for every topic, by the in-memory exact search.
+
+    ``signals``, if given, is filled with each topic's own signals
+    (:func:`~es_scm.query_signals.term_signals`: its x, x' and the stored y' of the SCM's best
+    documents), what hybrid search reads beside the lists' for the ``adaptive`` fusion.
+    """
     from es_scm.model.brute_force import BruteForceSearch
 
     ids = list(collection.documents)
     brute = BruteForceSearch(model, ids, collection.documents.values())
+    rows = brute.documents.tocsr() if signals is not None else None
+    idf = model.global_weights("query") if signals is not None else None
     runs = {}
     for qid in queries:
-        scores = brute.scores(collection.queries[qid])
+        vector = model.query_vector(collection.queries[qid])
+        scores = vector.scores(brute.documents)
         positive = np.flatnonzero(scores > 0)
         runs[qid] = {ids[i]: float(scores[i]) for i in positive}
+        if signals is not None and rows is not None and idf is not None:
+            best = positive[np.lexsort((ids_order(ids, positive), -scores[positive]))][:10]
+            stored = [
+                (
+                    rows.indices[rows.indptr[i] : rows.indptr[i + 1]],
+                    rows.data[rows.indptr[i] : rows.indptr[i + 1]],
+                )
+                for i in best
+            ]
+            signals[qid] = QuerySignals(term_signals(vector, idf, stored))
     return runs
+
+
+def ids_order(ids: Sequence[str], rows: np.ndarray) -> np.ndarray:
+    """The rank of each document ``rows`` among their ids (ties in a ranking break by id)."""
+    return np.argsort(np.argsort(np.array([ids[i] for i in rows], dtype=object), kind="stable"))
+
+
+def adaptive_runs(
+    fusion: AdaptiveFusion,
+    legs: Mapping[str, tuple[Mapping[str, Mapping[str, float]], Mapping[str, Mapping[str, float]]]],
+    signals: Mapping[str, QuerySignals],
+    qrels: Mapping[str, Mapping[str, int]],
+    folds: Sequence[Sequence[str]],
+    measure: str,
+    depth: int,
+) -> tuple[Run, AdaptiveFusion]:
+    """Fit ``fusion``'s weight model on the topics, cross-validated: each fold's run by the
+    model fitted on the other folds, and the fusion fitted on every topic (what ``--out``
+    saves).
+
+    Parameters
+    ----------
+    fusion : AdaptiveFusion
+        Its fixed weights are the fit's anchor; the signals read are its model's, else
+        :data:`~es_scm.evaluation.adaptive.SIGNALS` of the legs.
+    legs : mapping
+        Topic → (every leg's scores, each leg's top ``depth``), as :func:`fused_run` takes them.
+    signals : mapping
+        Topic → its own signals (:func:`scm_scores`); the lists' are computed here.
+    qrels, folds, measure, depth
+        The judgments, the cross-validation's folds, the measure fitted, the run's depth.
+    """
+    from es_scm.evaluation.adaptive import (
+        PENALTY,
+        SIGNALS,
+        STEPS_OF_GRID,
+        WeightTable,
+        fit_weight_model,
+    )
+
+    topics = [q for fold in folds for q in fold]
+    names = tuple(next(iter(legs.values()))[1])
+    step = STEPS_OF_GRID[len(names)]
+    grid = weight_grid(step, names)
+    base = fusion.base_of(names)
+    read = {q: query_signals(legs[q][1]).merged(signals.get(q, QuerySignals())) for q in topics}
+    runs = {
+        f"grid {n}": {
+            q: fused_run(legs[q][0], legs[q][1], fusion_from(base, weights=weights), depth)
+            or {"__none__": 0.0}
+            for q in topics
+        }
+        for n, weights in enumerate(grid)
+    }
+    _, per_query = evaluate_runs({q: qrels[q] for q in topics}, runs, (measure,))
+    measures = np.array(
+        [
+            [per_query[f"grid {n}"].get(q, {}).get(measure, 0.0) for n in range(len(grid))]
+            for q in topics
+        ]
+    )
+    model = fusion.model
+    wanted = model.signals if model is not None else SIGNALS[tuple(sorted(names))]
+    matrix = np.array(
+        [[np.nan if read[q].get(n) is None else read[q].get(n) for n in wanted] for q in topics],
+        dtype=np.float64,
+    ).reshape(len(topics), len(wanted))
+    table = WeightTable(
+        names,
+        step,
+        np.array([[w[leg] for leg in names] for w in grid]),
+        measures,
+        np.zeros(len(topics), dtype=np.int64),
+    )
+    fixed = dict(zip(names, fusion.weights_of(list(names)), strict=True))
+    held_out: Run = {}
+    for fold in folds:
+        training = np.array([q not in set(fold) for q in topics])
+        fitted = fit_weight_model(
+            table.subset(training), matrix[training], wanted, fixed, penalty=PENALTY[len(names)]
+        )
+        fold_fusion = dataclasses.replace(fusion, model=fitted)
+        for q in fold:
+            held_out[q] = fused_run(legs[q][0], legs[q][1], fold_fusion, depth, read[q])
+    whole = fit_weight_model(table, matrix, wanted, fixed, penalty=PENALTY[len(names)])
+    return held_out, dataclasses.replace(fusion, model=whole)
 
 
 def cross_validate(
@@ -444,17 +568,31 @@ def tune(
         }
         settings["dense"] = {"method": "reference"}
         settings["bm25+dense"] = {"method": "reference", "fusion": baseline.describe()}
+    qrels = {q: collection.qrels[q] for q in queries}
+    adaptive = any(isinstance(f, AdaptiveFusion) for f in [*fusions, *dense_fusions])
     for number, setting in enumerate(grid, start=1):
         name = setting_name(setting)
         logger.info("%s: setting %d/%d: %s", collection.name, number, len(grid), name)
-        scm = scm_scores(build(setting), collection, queries)
+        own: dict[str, QuerySignals] | None = {} if adaptive else None
+        scm = scm_scores(build(setting), collection, queries, own)
         scm_top = {q: _top(scm[q], depth) for q in queries}
         runs[f"scm {name}"] = scm_top
         settings[f"scm {name}"] = {**setting, "method": "scm"}
         for fusion in fusions:
             row = f"{fusion_row(fusion)} {name}"
-            runs[row] = {q: hybrid_run(bm25[q], scm[q], fusion, depth) for q in queries}
-            settings[row] = {**setting, "method": "hybrid", "fusion": fusion.describe()}
+            described = fusion.describe()
+            if isinstance(fusion, AdaptiveFusion):
+                two = {
+                    q: ({"bm25": bm25[q], "scm": scm[q]}, {"bm25": bm25_top[q], "scm": scm_top[q]})
+                    for q in queries
+                }
+                runs[row], fitted = adaptive_runs(
+                    fusion, two, own or {}, qrels, parts, measure, depth
+                )
+                described = fitted.describe()
+            else:
+                runs[row] = {q: hybrid_run(bm25[q], scm[q], fusion, depth) for q in queries}
+            settings[row] = {**setting, "method": "hybrid", "fusion": described}
         if dense_fusions:
             assert knn is not None, "checked above"
             legs = {
@@ -469,12 +607,18 @@ def tune(
         for fusion in dense_fusions:
             three = "" if isinstance(fusion, ScoreFusion) else "+dense"  # rrf+dense
             row = f"{fusion_row(fusion)}{three} {name}"
-            runs[row] = {
-                q: fused_run(scores, _legs_of(fusion, tops), fusion, depth)
-                for q, (scores, tops) in legs.items()
-            }
-            settings[row] = {**setting, "method": "dense", "fusion": fusion.describe()}
-    qrels = {q: collection.qrels[q] for q in queries}
+            described = fusion.describe()
+            if isinstance(fusion, AdaptiveFusion):
+                runs[row], fitted = adaptive_runs(
+                    fusion, legs, own or {}, qrels, parts, measure, depth
+                )
+                described = fitted.describe()
+            else:
+                runs[row] = {
+                    q: fused_run(scores, _legs_of(fusion, tops), fusion, depth)
+                    for q, (scores, tops) in legs.items()
+                }
+            settings[row] = {**setting, "method": "dense", "fusion": described}
     nonempty = {m: {q: d or {"__none__": 0.0} for q, d in r.items()} for m, r in runs.items()}
     _, per_query = evaluate_runs(qrels, nonempty, (measure,))
     values = {row: {q: v[measure] for q, v in per_query[row].items()} for row in runs}

@@ -181,11 +181,18 @@ class SoftCosineModel:
         scipy.sparse.csr_matrix of float64, shape (n_texts, n_terms)
         """
         weighting = self._weighting(role)
-        if role not in self._global_weights:
-            self._global_weights[role] = weighting.global_weights(self.vocabulary)
         return weighting.transform(
-            self.counts(texts, tokens), self.vocabulary, global_weights=self._global_weights[role]
+            self.counts(texts, tokens), self.vocabulary, global_weights=self.global_weights(role)
         )
+
+    def global_weights(self, role: Role = "query") -> np.ndarray:
+        """The idf factor of every vocabulary term in ``role``'s weighting, computed once
+        (:meth:`~es_scm.model.weighting.TermWeighting.global_weights`; the query signals read
+        the query's, :func:`es_scm.query_signals.query_signals`)."""
+        if role not in self._global_weights:
+            weighting = self._weighting(role)
+            self._global_weights[role] = weighting.global_weights(self.vocabulary)
+        return self._global_weights[role]
 
     def vectorize(self, text: str, role: Role = "query") -> sp.csr_matrix:
         """Return the weighted term vector ``Wx`` of one text.

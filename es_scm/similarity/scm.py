@@ -75,6 +75,7 @@ __all__ = [
     "Normalization",
     "contributions",
     "expand",
+    "expand_vector",
     "inner_product",
     "normalize",
     "soft_norm",
@@ -124,6 +125,16 @@ def _vector_left_product(x: sparse.csr_array, S: sparse.csr_array) -> sparse.csr
     unique, inverse = np.unique(columns, return_inverse=True)
     summed = np.bincount(inverse, weights=values, minlength=len(unique))
     return sparse.csr_array((summed, unique, np.array([0, len(unique)])), shape=x.shape)
+
+
+def expand_vector(S: sparse.csr_array, x: sparse.csr_array) -> sparse.csr_array:
+    """x' = Sᵀx of one row x (canonical: sorted, distinct indices) over S's float64 CSR rows:
+    :func:`expand`'s own arithmetic (:func:`_vector_left_product`), without its checks and
+    conversions of arbitrary operands: a query's path, where both are known to be in shape."""
+    expanded = _vector_left_product(x, S)
+    if expanded.nnz and not expanded.data.all():  # a sum that cancelled (negative similarities)
+        expanded.eliminate_zeros()
+    return expanded
 
 
 def _submatrix(

@@ -29,13 +29,15 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 
 from es_scm.similarity.matrix import TermSimilarityMatrix
-from es_scm.similarity.scm import dot
+from es_scm.similarity.operands import canonical
+from es_scm.similarity.scm import dot, expand_vector
 from es_scm.similarity.unseen import UnseenWord
 
 __all__ = ["QueryVector", "query_vector", "rank", "stored_rows"]
@@ -68,6 +70,14 @@ class QueryVector:
     def empty(self) -> bool:
         return self.norm <= 0.0
 
+    @cached_property
+    def dense_expansion(self) -> np.ndarray:
+        """x' as a dense float64 vector over the terms, made once: what each stored row's
+        product reads (:func:`es_scm.similarity.scm.dot`'s arithmetic on a CSR side)."""
+        dense = np.zeros(self.expansion.shape[1], dtype=np.float64)
+        dense[self.expansion.indices] = self.expansion.data
+        return dense
+
     def require_norm(self) -> QueryVector:
         """This value; ValueError if x is not zero but its soft norm is (no SCM is defined)."""
         if self.empty and (self.weights.nnz or self.unseen):
@@ -86,7 +96,11 @@ class QueryVector:
         """
         if self.norm <= 0.0:
             return np.zeros(documents.shape[0], dtype=np.float64)
-        products = dot(self.expansion, documents)[0]
+        if documents.format == "csc":
+            products = dot(self.expansion, documents)[0]
+        else:  # dot's arithmetic on a CSR side, with x' made dense once per query
+            rows = canonical(sp.csr_array(documents))
+            products = np.asarray(rows @ self.dense_expansion, dtype=np.float64)
         return np.clip(products / self.norm, -1.0, 1.0)
 
 
@@ -95,7 +109,10 @@ def query_vector(
 ) -> QueryVector:
     """The :class:`QueryVector` of x = ``weights`` over S's terms and the ``unseen`` words."""
     weights = sp.csr_matrix(weights)
-    expansion = matrix.expand(weights)
+    if weights.shape[0] == 1 and weights.has_canonical_format:  # a query: S's rows read directly
+        expansion = expand_vector(matrix.rows, sp.csr_array(weights))
+    else:
+        expansion = matrix.expand(weights)
     squared = _squared_norm(matrix, weights, expansion)
     extra = None
     if unseen:

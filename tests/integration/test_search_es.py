@@ -416,3 +416,41 @@ def test_hybrid_respects_filters_and_paging(cranfield, grouped_index):
     assert page.ids() == first.ids()[10:]
     with pytest.raises(ValueError, match="fusion must be one of"):
         grouped_index.searcher.hybrid(query, fusion="mean")
+
+
+def test_an_adaptive_fusion_weighs_each_query_from_its_signals_and_says_why(
+    cranfield_index, cranfield
+):
+    """Issue 36: hybrid search with an adaptive fusion computes the query's signals from what
+    its one round trip returned (the lists, the query's vector, the SCM's best documents), fuses
+    with that query's weights — the fused top k of the lists as the fusion computes it over
+    them — reports the weights, and with ``explain`` says why; a query whose SCM's best stands
+    out gets another weight than one whose does not."""
+    import math
+
+    from es_scm.fusion import AdaptiveFusion, fusion_from
+    from es_scm.query_weights import WeightModel
+
+    model = WeightModel(  # BM25's weight falls as the SCM's best score rises
+        legs=("bm25", "scm"),
+        signals=("scm.top",),
+        center=(0.3,),
+        scale=(0.1,),
+        intercepts=(math.log(0.6), math.log(0.4)),
+        coefficients=((-1.0,), (0.0,)),
+    )
+    fusion = AdaptiveFusion(alpha=0.6, model=model)
+    searcher = cranfield_index.searcher
+    weights = set()
+    for query in list(cranfield.queries.values())[:20]:
+        result = searcher.hybrid(query, 10, fusion=fusion, explain=True)
+        assert result.fusion_weights is not None
+        assert sum(result.fusion_weights.values()) == pytest.approx(1.0)
+        weights.add(round(result.fusion_weights["bm25"], 6))
+        assert any(note.startswith("fusion: BM25 weight") for note in result.notes), result.notes
+    assert len(weights) > 5  # the weights read each query
+    # the fixed fusion: its own weights, said to be fixed
+    query = next(iter(cranfield.queries.values()))
+    fixed = searcher.hybrid(query, 10, fusion=fusion_from("max", alpha=0.6), explain=True)
+    assert fixed.fusion_weights == {"bm25": 0.6, "scm": pytest.approx(0.4)}
+    assert any("fixed weights" in note for note in fixed.notes), fixed.notes

@@ -101,3 +101,32 @@ def test_bm25_can_stem_english_words(tmp_path, es_url, capsys):
     assert results["standard"]["bm25"]["AP"] == 0.0
     assert results["english"]["bm25"]["AP"] == pytest.approx(1.0)
     capsys.readouterr()
+
+
+def test_tune_fits_the_adaptive_fusion_and_eval_compares_it_with_the_fixed_one(
+    collection, es_url, tmp_path, capsys
+):
+    out, summary = tmp_path / "best", tmp_path / "tune.json"
+    status = main([
+        "tune", *collection_files(collection), "--es-url", es_url, "--folds", "2", "--quiet",
+        "--grid", f"embeddings={collection['vectors']}", "--fusions", "max,adaptive",
+        "--alphas", "0.5", "--objective", "hybrid", "--out", str(out), "--json", str(summary),
+    ])  # fmt: skip
+    assert status == 0
+    report = json.loads(summary.read_text())
+    (row,) = [r for r in report["held_out"] if r.startswith("adaptive@0.5")]
+    fitted = report["settings"][row]["fusion"]
+    assert fitted["fusion"] == "adaptive"
+    assert fitted["alpha"] == 0.5
+    assert fitted["model"]["legs"] == ["bm25", "scm"]
+    summary = tmp_path / "eval.json"
+    status = main([
+        "eval", "collection", *collection_files(collection), "--model", str(out),
+        "--es-url", es_url, "--adaptive", "--json", str(summary), "--quiet",
+    ])  # fmt: skip
+    assert status == 0
+    result = json.loads(summary.read_text())["collections"][0]
+    assert {"bm25+scm", "bm25+scm adaptive"} <= set(result["methods"])
+    (pair,) = result["pair_comparisons"]["AP"]
+    assert (pair["method"], pair["baseline"]) == ("bm25+scm adaptive", "bm25+scm")
+    assert "BM25 + SCM (adaptive fusion) vs BM25 + SCM (hybrid search)" in capsys.readouterr().out

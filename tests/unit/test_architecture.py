@@ -26,6 +26,8 @@ LAYERS = [
     "similarity",
     "corpus",
     "fusion",
+    "query_weights",
+    "query_signals",
     "documents",
     "tools",
     "encoder",

@@ -101,7 +101,7 @@ BAD_VALUES = [
         HYBRID_DEFAULTS,
         "fusion",
         "mean",
-        "fusion must be one of 'max', 'linear', 'zscore', 'rrf', got 'mean'",
+        "fusion must be one of 'max', 'linear', 'zscore', 'rrf', 'adaptive', got 'mean'",
     ),
     (HYBRID_DEFAULTS, "alpha", 2, "alpha must be a real number in [0, 1], got 2"),
     (HYBRID_DEFAULTS, "rrf_k", -1, "rrf_k must be an integer >= 0, got -1"),

@@ -98,24 +98,24 @@ __all__ = ["Searcher"]
 logger = logging.getLogger(__name__)
 _NO_QUERY = "unknown query [sparse_vector]"  # a cluster without the sparse_vector query
 _TOO_MANY_CLAUSES = "maxClauseCount"  # Lucene's refusal of a query over the clause limit
-_MSEARCH_SIZE = 100  # searches per _msearch request of a batch
+_MSEARCH_SIZE = 100  # searches per _msearch request of a batch, at most
+_MSEARCH_LEAST = 10  # and at least (but for the last), when the batch is cut for overlap
 
 
 class _QueryFormChanged(Exception):
     """The cluster has no ``sparse_vector`` query: the plan is made again with term clauses."""
 
 
-def _take(reading: tuple[int, Plan, Sequence[Mapping[str, Any]] | None]) -> int | None:
-    """A batch's plan takes its answers; its position if it must run alone instead (one of
-    its searches failed, or it read another index)."""
-    position, plan, answers = reading
+def _take(plan: Plan, answers: Sequence[Mapping[str, Any]] | None) -> bool:
+    """A batch's plan takes its answers; whether it must run alone instead (one of its searches
+    failed, or it read another index)."""
     if answers is None:
-        return position
+        return True
     try:
         plan.take(answers)
     except (TargetMoved, PartialResultError):
-        return position
-    return None
+        return True
+    return False
 
 
 class Searcher:
@@ -487,7 +487,8 @@ class Searcher:
         ids = list(queries) if isinstance(queries, Mapping) else list(range(len(queries)))
         texts = list(queries.values()) if isinstance(queries, Mapping) else list(queries)
         dense = dense_per_query(queries, options.pop("dense", None))
-        plan, _ = search_request(method, "", k, max_words=1, **options)  # the options, once
+        given: dict[str, Any] = {} if not dense or dense[0] is None else {"dense": dense[0]}
+        plan, _ = search_request(method, "", k, max_words=1, **options, **given)  # once
         requests: dict[Any, SearchRequest] = {}
         failed: dict[Any, BaseException] = {}
         for qid, text, query in zip(ids, texts, dense, strict=True):
@@ -531,7 +532,7 @@ class Searcher:
             k,
             max_words=self.max_query_words,
             filter_policy=self.filter_policy,
-            model_hybrid=self.model.hybrid,
+            model_hybrid=self.target.model.hybrid,
             **options,
         )
 
@@ -540,8 +541,10 @@ class Searcher:
         answer from elsewhere the model is checked again and the search repeated; an answer
         without hits is confirmed by one more look at the indices."""
         for _ in range(ATTEMPTS):
-            checked = self._fields_known(self._ready(), [request])
-            if isinstance(request, SearchRequest):
+            checked = self._ready()
+            if isinstance(request, SearchRequest) and request.filters:
+                checked = self._fields_known(checked, [request])
+            if isinstance(request, SearchRequest) and request.dense is True:
                 (request,) = self._with_vectors(checked, [request])
             planned = plan(request, self._context(checked))
             try:
@@ -759,11 +762,15 @@ class Searcher:
                 searches = plans[n].next()
                 if searches is not None:
                     asked.append((n, searches))
-            answers = self._msearch([searches for _, searches in asked])
-
-            reading = [(n, plans[n], found) for (n, _), found in zip(asked, answers, strict=True)]
-            moved = map_concurrently(_take, reading, threads)
-            alone.update(n for n in moved if n is not None)
+            # The round's queries in ``threads`` _msearch requests at once: while the answers of
+            # one are read (the client's work), Elasticsearch searches for the next.
+            size = min(_MSEARCH_SIZE, max(_MSEARCH_LEAST, -(-len(asked) // threads)))
+            chunks = [
+                [(n, s, plans[n]) for n, s in asked[a : a + size]]
+                for a in range(0, len(asked), size)
+            ]
+            moved = map_concurrently(self._round, chunks, threads)
+            alone.update(n for chunk in moved for n in chunk)
             active = [n for n, _ in asked if n not in alone]
         results: list[SearchResult | Exception] = []
         for n, request in enumerate(requests):
@@ -773,6 +780,13 @@ class Searcher:
             for n in empty:  # moved: searched again, alone
                 results[n] = self._alone(plan, requests[n])
         return results
+
+    def _round(self, chunk: list[tuple[int, list[dict[str, Any]], Plan]]) -> list[int]:
+        """One round trip of some of a batch's queries, in one ``_msearch``: each plan takes
+        its answers; those that must run alone instead (a search of theirs failed, or they read
+        another index) are returned."""
+        answers = self._msearch([searches for _, searches, _ in chunk])
+        return [n for (n, _, plan), found in zip(chunk, answers, strict=True) if _take(plan, found)]
 
     def _alone(self, plan: type[Plan], request: SearchRequest) -> SearchResult | Exception:
         """A query of a batch run alone: its result, or the error that it alone raises."""
