@@ -542,7 +542,7 @@ class AsyncSearcher:
             checked = await self._ready()
             if isinstance(request, SearchRequest) and request.filters:
                 checked = await self._fields_known(checked, [request])
-            if isinstance(request, SearchRequest) and request.dense is True:
+            if isinstance(request, SearchRequest) and request.dense is not None:
                 (request,) = await self._with_vectors(checked, [request])
             planned = plan(request, self._context(checked))
             try:

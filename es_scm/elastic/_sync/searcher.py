@@ -544,7 +544,7 @@ class Searcher:
             checked = self._ready()
             if isinstance(request, SearchRequest) and request.filters:
                 checked = self._fields_known(checked, [request])
-            if isinstance(request, SearchRequest) and request.dense is True:
+            if isinstance(request, SearchRequest) and request.dense is not None:
                 (request,) = self._with_vectors(checked, [request])
             planned = plan(request, self._context(checked))
             try:
