@@ -89,6 +89,37 @@ def test_native_scores_match_the_query_side_index(cranfield, indices):
             assert exact[hit.id] * (1 - 2**-7) - 1e-6 <= hit.score <= exact[hit.id] + 1e-6
 
 
+def test_hybrid_search_is_the_query_side_indexs_and_asks_bm25s_scores_apart(
+    es_client, engine, cranfield, indices
+):
+    """The same fused hits and components on both sides. A document-side index's query matches
+    most documents, so BM25's scores of the SCM's candidates are asked in a search of their own
+    after the first round trip, not reported by a post_filter checked on every match (as on
+    every index of an engine whose ``_msearch`` reports no named scores)."""
+    from tests.integration.test_requests_es import Requests
+
+    for index in indices.values():  # the model checked and the clause limit read, once
+        index.searcher.hybrid(cranfield.queries["1"], K)
+    requests = Requests(es_client)
+    owed = {"documents": 0, "query": 0}
+    for query_id in ("1", "2", "7", "23", "100"):
+        query = cranfield.queries[query_id]
+        results = {}
+        for side, index in indices.items():
+            sent = requests.during(lambda i=index, q=query: i.searcher.hybrid(q, K))
+            results[side] = requests.result
+            assert sent[0] == ("POST", "/_msearch"), sent
+            owed[side] += sum(path == f"/{index.name}/_search" for _, path in sent[1:])
+        documents, queries = results["documents"], results["query"]
+        assert documents.ids() == queries.ids(), query_id
+        for mine, theirs in zip(documents, queries, strict=True):
+            assert mine.components["bm25"] == theirs.components["bm25"]
+            assert mine.components["scm"] == pytest.approx(theirs.components["scm"], abs=1e-9)
+    if engine.named_scores_in_msearch:  # else (OpenSearch) asked apart on both sides
+        assert owed["query"] == 0  # reported beside the SCM's search
+    assert owed["documents"] >= 4  # asked apart
+
+
 def test_source_keeps_y_prime_and_leaves_out_sy_prime(
     es_client, engine, cranfield, cranfield_default_model, indices
 ):
