@@ -19,7 +19,9 @@ The methods (:data:`METHODS`, by the searcher's method name):
 ``hybrid`` (:class:`HybridPlan`)
     The legs' top lists and the SCM's first window in one round trip, BM25's score of each of
     the SCM's candidates reported beside it (:func:`~es_scm.elastic.query.reported`): the two
-    legs are fused from that one answer (:mod:`es_scm.elastic.hybrid`). A dense leg, whose
+    legs are fused from that one answer (:mod:`es_scm.elastic.hybrid`); on a document-side
+    index, or an engine whose ``_msearch`` reports no named scores, BM25's scores of the SCM's
+    other candidates are asked in a second round trip instead. A dense leg, whose
     scores of the other legs' candidates (and whose candidates' BM25 scores) cannot be asked
     beside its search, costs a second round trip.
 ``bm25`` (:class:`BM25Plan`), ``dense`` (:class:`DensePlan`)
