@@ -166,22 +166,7 @@ def ingest(
     for _ in range(args.ingest_repeats):
         client.options(ignore_status=404).indices.delete(index=name)
         started = time.perf_counter()
-        command = [
-            str(Path(sys.executable).parent / "es-scm"),
-            "index",
-            "--model",
-            str(model_dir),
-            "--index",
-            name,
-            "--corpus",
-            str(corpus),
-            "--no-progress",
-            "--es-url",
-            args.es_url,
-            "--expansion",
-            args.expansion,
-        ]
-        subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
+        es_scm_index(args, model_dir, name, corpus, "--expansion", args.expansion)
         runs["es_scm"].append(time.perf_counter() - started)
         runs["plain_text"].append(plain_text_bulk(client, corpus, text_mapping))
     result = {kind: size / statistics.median(seconds) for kind, seconds in runs.items()}
@@ -191,6 +176,28 @@ def ingest(
     client.options(ignore_status=404).indices.delete(index=TEXT_INDEX)
     print(f"{size}: ingestion {json.dumps(result)}", flush=True)
     return result
+
+
+def es_scm_index(
+    args: argparse.Namespace, model_dir: Path, name: str, corpus: Path, *options: str
+) -> None:
+    """``es-scm index`` of ``corpus`` into ``name`` with the model of ``model_dir`` (and
+    ``options``), as a user runs it."""
+    command = [
+        str(Path(sys.executable).parent / "es-scm"),
+        "index",
+        "--model",
+        str(model_dir),
+        "--index",
+        name,
+        "--corpus",
+        str(corpus),
+        "--no-progress",
+        "--es-url",
+        args.es_url,
+        *options,
+    ]
+    subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
 
 
 def plain_text_bulk(client: Any, corpus: Path, text_mapping: dict[str, Any]) -> float:
@@ -466,22 +473,7 @@ def three_way(args: argparse.Namespace, client: Any, size: int, queries: list[st
     if not client.indices.exists(index=name):
         corpus = corpus_file(args.cache, split(paragraphs(args.cache), args.queries)[0], size)
         started = time.perf_counter()
-        command = [
-            str(Path(sys.executable).parent / "es-scm"),
-            "index",
-            "--model",
-            str(model_dir),
-            "--index",
-            name,
-            "--corpus",
-            str(corpus),
-            "--dense-encoder",
-            "all-MiniLM-L6-v2",
-            "--no-progress",
-            "--es-url",
-            args.es_url,
-        ]
-        subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
+        es_scm_index(args, model_dir, name, corpus, "--dense-encoder", "all-MiniLM-L6-v2")
         print(f"{size}: dense index made in {time.perf_counter() - started:.0f} s", flush=True)
     model = SoftCosineModel.load(model_dir)
     encoder = SentenceEncoder("all-MiniLM-L6-v2")
