@@ -29,6 +29,8 @@ by timing the functions that do them. The requests a search sends are counted.
 ``batch`` times ``batch_search`` of the 100 queries against a loop of single calls, per method.
 ``three-way`` times the three-way hybrid (BM25 + SCM + MiniLM) against BM25 + kNN as a user would
 run it in Elasticsearch (the query encoded, then one request with ``query`` and ``knn``).
+``bm25-scores`` times hybrid search with BM25's scores of the SCM's candidates reported beside the
+SCM's search against asked in a request of their own, on the index of ``--expansion``.
 ``ingest`` times es-scm's ingestion of the size's paragraphs against a plain-text bulk of the
 same paragraphs (the same ``text`` field and analyzer, nothing else) in the same run.
 
@@ -527,6 +529,61 @@ def three_way(args: argparse.Namespace, client: Any, size: int, queries: list[st
     return row
 
 
+def bm25_scores(args: argparse.Namespace, client: Any, size: int, queries: list[str]) -> dict:
+    """Hybrid search with BM25's scores of the SCM's candidates reported beside the SCM's search
+    (a ``post_filter`` of the named ``match``) against asked in a request of their own, on the
+    index of ``--expansion``: the choice :class:`~es_scm.elastic.plans.HybridPlan` makes by the
+    index's side (docs/SEARCH.md). The two ways interleaved query by query, their hits compared."""
+    from es_scm.elastic import SCMIndex, plans
+    from es_scm.model import SoftCosineModel
+
+    model = SoftCosineModel.load(args.cache / f"model-{size}")
+    searcher = SCMIndex(client, index_name(args, size), model).searcher
+    made = plans.HybridPlan.__init__
+    forced: dict[str, bool] = {}
+
+    def init(plan: Any, request: Any, context: Any) -> None:  # the way under test, imposed
+        made(plan, request, context)
+        fused = "bm25" in request.legs and plan.fuses_scm and plan.fusion.uses_scores
+        plan.beside = forced["reported"] and fused
+
+    plans.HybridPlan.__init__ = init  # type: ignore[method-assign]
+    meter = Meter(client)
+    samples: dict[str, list[float]] = {"reported": [], "apart": []}
+    requests: dict[str, list[int]] = {"reported": [], "apart": []}
+    same = 0
+    try:
+        for way in samples:
+            forced["reported"] = way == "reported"
+            for query in queries[:10]:  # warm
+                searcher.hybrid(query, K)
+        for _ in range(args.repeats):
+            for query in queries:
+                ids = []
+                for way in samples:
+                    forced["reported"] = way == "reported"
+                    meter.reset()
+                    started = time.perf_counter()
+                    result = searcher.hybrid(query, K)
+                    samples[way].append(time.perf_counter() - started)
+                    requests[way].append(meter.requests)
+                    ids.append([(hit.id, hit.components) for hit in result])
+                same += ids[0] == ids[1]
+    finally:
+        plans.HybridPlan.__init__ = made  # type: ignore[method-assign]
+        meter.close()
+    row: dict[str, Any] = {"documents": size, "expansion": args.expansion, "same_hits": same}
+    for way, values in samples.items():
+        row[way] = {**percentiles(values), "requests": statistics.mean(requests[way])}
+    print(
+        f"{size:,} paragraphs ({args.expansion} side), hybrid: BM25's scores reported "
+        f"{row['reported']['p50_ms']:.1f} ms p50 ({row['reported']['requests']:.2f} requests), "
+        f"asked apart {row['apart']['p50_ms']:.1f} ms ({row['apart']['requests']:.2f}); the same "
+        f"hits and components on {same} of {len(queries) * args.repeats} searches"
+    )
+    return row
+
+
 def print_table(row: dict[str, Any]) -> None:
     print(f"\n{row['documents']:,} paragraphs (p50/p95 ms; medians of the parts, ms)")
     header = "method     p50    p95   ×BM25  req   took  trans  decode client  expand parse rescore"
@@ -544,7 +601,7 @@ def print_table(row: dict[str, Any]) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("step", choices=("prepare", "measure", "batch", "three-way"))
+    parser.add_argument("step", choices=("prepare", "measure", "batch", "three-way", "bm25-scores"))
     parser.add_argument("--sizes", nargs="+", type=int, default=[100_000, 300_000, 850_000])
     parser.add_argument("--queries", type=int, default=100)
     parser.add_argument("--repeats", type=int, default=2)
@@ -590,6 +647,8 @@ def main() -> None:
                 print_table(row)
             elif args.step == "three-way":
                 row = three_way(args, client, size, queries)
+            elif args.step == "bm25-scores":
+                row = bm25_scores(args, client, size, queries)
             else:
                 row = {"documents": size, "batch": batch_size(args, client, size, queries)}
             rows.append(row)

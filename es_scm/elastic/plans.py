@@ -19,9 +19,9 @@ The methods (:data:`METHODS`, by the searcher's method name):
 ``hybrid`` (:class:`HybridPlan`)
     The legs' top lists and the SCM's first window in one round trip, BM25's score of each of
     the SCM's candidates reported beside it (:func:`~es_scm.elastic.query.reported`): the two
-    legs are fused from that one answer (:mod:`es_scm.elastic.hybrid`); on a document-side
-    index, or an engine whose ``_msearch`` reports no named scores, BM25's scores of the SCM's
-    other candidates are asked in a second round trip instead. A dense leg, whose
+    legs are fused from that one answer (:mod:`es_scm.elastic.hybrid`); on an engine whose
+    ``_msearch`` reports no named scores, BM25's scores of the SCM's other candidates are asked
+    in a second round trip instead. A dense leg, whose
     scores of the other legs' candidates (and whose candidates' BM25 scores) cannot be asked
     beside its search, costs a second round trip.
 ``bm25`` (:class:`BM25Plan`), ``dense`` (:class:`DensePlan`)
@@ -456,16 +456,11 @@ class HybridPlan(Plan):
             assert isinstance(query, DenseQuery), "the query's vector is known (the searcher's)"
             field = field_for(self.target.name, context.checked.dense_fields, query)
             self.legs.append(DenseLeg(query, field))
-        # BM25's score of the SCM's candidates, reported beside the SCM's search by a
-        # post_filter, which the node checks on every match of the SCM's query. On a
-        # document-side index a query's few terms match most documents, and a round trip of its
-        # own for the scores costs less (32 against 20 ms at 20,000 paragraphs, docs/SEARCH.md).
+        # BM25's score of the SCM's candidates, reported beside the SCM's search (a round trip
+        # less than asking them apart, on either side of S: scripts/bench_search_cost.py
+        # bm25-scores)
         self.beside = (
-            "bm25" in names
-            and self.fuses_scm
-            and fusion.uses_scores
-            and context.named_scores
-            and context.checked.expansion == "query"
+            "bm25" in names and self.fuses_scm and fusion.uses_scores and context.named_scores
         )
         budget = clause_budget(context.clause_limit, request.filters, request.words)
         self.expanded = self._expanded(budget)
