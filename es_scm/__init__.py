@@ -14,8 +14,8 @@ from es_scm._version import __version__
 _EXPORTS = {
     "Document": "es_scm.documents",
     "Tokenizer": "es_scm.model.text",
-    "Vocabulary": "es_scm.model.vocabulary",
-    "TermWeighting": "es_scm.model.weighting",
+    "Vocabulary": "es_scm.model.text",
+    "TermWeighting": "es_scm.model.text",
     "SoftCosineModel": "es_scm.model.soft_cosine",
     "BruteForceSearch": "es_scm.model.brute_force",
     "WordEmbeddings": "es_scm.similarity.embeddings",
@@ -61,9 +61,7 @@ if TYPE_CHECKING:  # pragma: no cover
     )
     from es_scm.model.brute_force import BruteForceSearch
     from es_scm.model.soft_cosine import SoftCosineModel
-    from es_scm.model.text import Tokenizer
-    from es_scm.model.vocabulary import Vocabulary
-    from es_scm.model.weighting import TermWeighting
+    from es_scm.model.text import TermWeighting, Tokenizer, Vocabulary
     from es_scm.similarity.embeddings import WordEmbeddings
     from es_scm.similarity.matrix import TermSimilarityMatrix
 

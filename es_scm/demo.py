@@ -20,11 +20,11 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from elasticsearch import Elasticsearch
-
 from es_scm.corpus import read_corpus
 
 if TYPE_CHECKING:  # pragma: no cover
+    from elasticsearch import Elasticsearch
+
     from es_scm.documents import Document
     from es_scm.elastic import SCMIndex
     from es_scm.model import SoftCosineModel
@@ -237,8 +237,8 @@ def _connect(
 
 def _demo_model(corpus: Path, steps: _Steps) -> tuple[list[Document], SoftCosineModel]:
     """The demo corpus's documents, and its model, with ``model build``'s defaults."""
-    from es_scm.defaults import DEFAULT_EMBEDDINGS
     from es_scm.model import SoftCosineModel
+    from es_scm.options.defaults import DEFAULT_EMBEDDINGS
 
     started = time.perf_counter()
     documents = list(read_corpus(corpus))

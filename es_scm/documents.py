@@ -1,7 +1,7 @@
 """The document record shared by the corpus readers and ingestion.
 
 A :class:`Document` is an id, a text and the caller's other fields (metadata). The corpus readers
-(:mod:`es_scm.corpus`) yield them, and ingestion (:mod:`es_scm.elastic.ingest`) takes them, or
+(:mod:`es_scm.corpus`) yield them, and ingestion (:mod:`es_scm.index.ingest`) takes them, or
 plain mappings ``{"id": ..., "text": ..., **metadata}`` that :meth:`Document.from_mapping`
 checks once, in this one place. Ids are checked by :func:`document_id` (for the corpus readers
 too), and a record that could not be read is an :class:`InvalidRecord`, kept so that ingestion
@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import math
 import numbers
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
+if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np
 
 __all__ = [
     "MAX_METADATA_DEPTH",
@@ -194,14 +196,22 @@ def _value_problem(path: str, value: Any, serializable: Callable[[Any], bool] | 
         if keys:
             return f"{field} has a key {keys[0]!r} ({type(keys[0]).__name__}); keys must be strings"
         return None
-    if isinstance(value, (float, np.floating, Decimal)) and not _finite(value):
+    # numpy's values exist only once numpy is imported: it is not imported to check for them
+    np_ = sys.modules.get("numpy")
+    floats = (float, Decimal, np_.floating) if np_ is not None else (float, Decimal)
+    if isinstance(value, floats) and not _finite(value):
         name = "NaN" if _isnan(value) else ("Infinity" if value > 0 else "-Infinity")
         return f"{field} is {name}, which JSON cannot hold (use null or a string)"
-    if isinstance(value, np.ndarray) and value.dtype.kind in "fc" and not np.isfinite(value).all():
+    if (
+        np_ is not None
+        and isinstance(value, np_.ndarray)
+        and value.dtype.kind in "fc"
+        and not np_.isfinite(value).all()
+    ):
         return f"{field} holds NaN or Infinity, which JSON cannot hold (use null or a string)"
     if isinstance(value, int) and value in _JSON_INTEGERS:
         return None
-    if isinstance(value, (float, np.floating, Decimal)) or serializable is None:
+    if isinstance(value, floats) or serializable is None:
         return None
     if serializable(value):
         return None

@@ -36,10 +36,10 @@ import stat
 import zipfile
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import IO, Any, NoReturn
+from typing import IO, TYPE_CHECKING, Any, NoReturn
 
-import numpy as np
-from numpy.lib import format as npy_format
+if TYPE_CHECKING:  # pragma: no cover
+    import numpy as np
 
 __all__ = [
     "INFLATION_FLOOR",
@@ -333,6 +333,9 @@ class ArrayHeader:
 
 def _npy_header(stream: IO[bytes], where: str) -> tuple[ArrayHeader, int]:
     """The header of an ``.npy`` stream (read up to its data) and its length in bytes."""
+    import numpy as np  # here, not at the top: the corpus readers use this module without it
+    from numpy.lib import format as npy_format
+
     try:
         version = npy_format.read_magic(stream)
         if version == (1, 0):
@@ -348,6 +351,8 @@ def _npy_header(stream: IO[bytes], where: str) -> tuple[ArrayHeader, int]:
 
 def _read_array(stream: IO[bytes], header: ArrayHeader, where: str) -> np.ndarray:
     """The array of an ``.npy`` stream (from its start) whose header was checked as ``header``."""
+    from numpy.lib import format as npy_format
+
     try:
         array = npy_format.read_array(stream, allow_pickle=False)
     except (ValueError, EOFError, OSError, MemoryError, zipfile.BadZipFile) as error:

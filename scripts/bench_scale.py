@@ -46,7 +46,7 @@ sys.path.insert(0, str(REPO))
 
 from benchlib import peak_rss_mib, provenance  # noqa: E402  (scripts/benchlib.py)
 
-from es_scm.defaults import EXPANSIONS  # noqa: E402
+from es_scm.options.defaults import EXPANSIONS  # noqa: E402
 
 DATA = Path(os.environ.get("ES_SCM_SHARED_DATA", REPO.parent / "shared" / "data"))
 EXTRACT = DATA / "wikipedia-2015" / "text.tar.xz"
@@ -101,7 +101,7 @@ def ingest_worker(
     from elasticsearch import helpers
 
     from es_scm.elastic import SCMIndex, client_from_env
-    from es_scm.elastic.schema import encode_documents, feature_keys
+    from es_scm.index.schema import encode_documents, feature_keys
     from es_scm.model import SoftCosineModel
 
     model = SoftCosineModel.load(model_dir)
@@ -202,7 +202,7 @@ def text_index(client, docs: list[dict]) -> None:
 
 def unproven_too(searcher, query: str):
     """Exact mode's result, also when it could not prove its top k (``exact_guarantee`` False)."""
-    from es_scm.elastic.results import NotProvenError
+    from es_scm.search.results import NotProvenError
 
     try:
         return searcher.search(query, K)
@@ -216,8 +216,8 @@ def search_latency(
     """Latency of every method, query by query; ``exact@M``: exact mode keeping at most M
     expansion terms (the rest bounded, so the proof may need a larger window or fail)."""
     from es_scm.elastic import SCMIndex, Searcher
-    from es_scm.elastic.query import bm25_query
     from es_scm.model import BruteForceSearch
+    from es_scm.search.query import bm25_query
 
     index = SCMIndex(client, INDEX, model)
     brute = BruteForceSearch(model, [d["id"] for d in docs], [d["text"] for d in docs])

@@ -49,9 +49,9 @@ sys.path.insert(0, str(REPO))
 from benchlib import plain_bulk, provenance  # noqa: E402  (scripts/benchlib.py)
 
 from es_scm.elastic import SCMIndex, client_from_env  # noqa: E402
-from es_scm.elastic.query import bm25_query  # noqa: E402
 from es_scm.evaluation.collections import read_cranfield, read_wikipedia_paragraphs  # noqa: E402
 from es_scm.model import BruteForceSearch, SoftCosineModel  # noqa: E402
+from es_scm.search.query import bm25_query  # noqa: E402
 from es_scm.similarity import WordEmbeddings  # noqa: E402
 
 DATA = Path(os.environ.get("ES_SCM_SHARED_DATA", REPO.parent / "shared" / "data"))

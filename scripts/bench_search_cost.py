@@ -75,10 +75,10 @@ TEXT_INDEX = "es-scm-cost-text"
 #: The client's own work, by the functions that do it: (part, module, attribute path). A
 #: function that the code no longer has is reported as missing, never silently left out.
 CLIENT_PARTS = (
-    ("expansion", "es_scm.elastic.plans", "expand_query"),
-    ("parsing", "es_scm.elastic.results", "Stored.many"),
-    ("parsing", "es_scm.elastic.results", "Stored.of"),
-    ("rescoring", "es_scm.elastic.query", "ExpandedQuery.exact_scores"),
+    ("expansion", "es_scm.search.plans", "expand_query"),
+    ("parsing", "es_scm.search.results", "Stored.many"),
+    ("parsing", "es_scm.search.results", "Stored.of"),
+    ("rescoring", "es_scm.search.query", "ExpandedQuery.exact_scores"),
 )
 #: The same parts in the code before issue 33 (its searcher expanded the query itself), so that
 #: the script measures both (a part whose function a version lacks is listed as missing).
@@ -161,7 +161,7 @@ def ingest(
     """es-scm's ingestion into ``name`` (a fresh subprocess: ``es-scm index``) and a plain-text
     bulk of the same paragraphs into a text-only index with the same text field, alternated
     ``--ingest-repeats`` times; documents per second of each and their ratio."""
-    from es_scm.defaults import TEXT_ANALYZER
+    from es_scm.options.defaults import TEXT_ANALYZER
 
     text_mapping = {"type": "text", "analyzer": TEXT_ANALYZER}
     runs: dict[str, list[float]] = {"es_scm": [], "plain_text": []}
@@ -335,8 +335,8 @@ def percentiles(samples: list[float]) -> dict[str, float]:
 
 def measure_size(args: argparse.Namespace, client: Any, size: int, queries: list[str]) -> dict:
     from es_scm.elastic import SCMIndex
-    from es_scm.elastic.query import bm25_query
     from es_scm.model import BruteForceSearch, SoftCosineModel
+    from es_scm.search.query import bm25_query
 
     name = index_name(args, size)
     model = SoftCosineModel.load(args.cache / f"model-{size}")
@@ -466,9 +466,9 @@ def three_way(args: argparse.Namespace, client: Any, size: int, queries: list[st
     (``es-scm index --dense-encoder``, a flat field) is made once and kept: encoding the
     paragraphs takes minutes on 2 cores."""
     from es_scm.elastic import SCMIndex
-    from es_scm.elastic.query import bm25_query
     from es_scm.encoder import SentenceEncoder
     from es_scm.model import SoftCosineModel
+    from es_scm.search.query import bm25_query
 
     name = DENSE_INDEX.format(size=size)
     model_dir = args.cache / f"model-{size}"
@@ -532,7 +532,7 @@ def three_way(args: argparse.Namespace, client: Any, size: int, queries: list[st
 def bm25_scores(args: argparse.Namespace, client: Any, size: int, queries: list[str]) -> dict:
     """Hybrid search with BM25's scores of the SCM's candidates reported beside the SCM's search
     (a ``post_filter`` of the named ``match``) against asked in a request of their own, on the
-    index of ``--expansion``: the choice :class:`~es_scm.elastic.plans.HybridPlan` makes by the
+    index of ``--expansion``: the choice :class:`~es_scm.search.plans.HybridPlan` makes by the
     index's side (docs/SEARCH.md). The two ways interleaved query by query, their hits compared."""
     from es_scm.elastic import SCMIndex, plans
     from es_scm.model import SoftCosineModel

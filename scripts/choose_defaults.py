@@ -44,7 +44,6 @@ sys.path.insert(0, str(REPO))
 from benchlib import provenance  # noqa: E402
 
 from es_scm.elastic import client_from_env  # noqa: E402
-from es_scm.elastic.query import bm25_query  # noqa: E402
 from es_scm.evaluation import semeval, semeval_data  # noqa: E402
 from es_scm.evaluation.collections import read_collection  # noqa: E402
 from es_scm.evaluation.metrics import average_precision  # noqa: E402
@@ -54,6 +53,7 @@ from es_scm.evaluation.tuning import fusion_row, hybrid_run  # noqa: E402
 from es_scm.fusion import fusion_from  # noqa: E402
 from es_scm.model import BruteForceSearch, SoftCosineModel  # noqa: E402
 from es_scm.model.auto import AutoEmbeddings  # noqa: E402
+from es_scm.search.query import bm25_query  # noqa: E402
 from es_scm.similarity import WordEmbeddings  # noqa: E402
 from es_scm.similarity.training import EmbeddingTraining  # noqa: E402
 

@@ -4,7 +4,7 @@
 Hybrid search fuses its legs with weights fixed for every query (``max`` with BM25 at 0.6; with a
 dense leg z-scores at 0.4/0.1/0.5). The ``adaptive`` fusion (:class:`es_scm.fusion.AdaptiveFusion`)
 gives every query its own weights, from signals that cost nothing
-(:mod:`es_scm.query_signals`), by a small model (:class:`es_scm.query_weights.WeightModel`).
+(:mod:`es_scm.fusion.signals`), by a small model (:class:`es_scm.fusion.weights.WeightModel`).
 This script measures whether that helps, honestly:
 
 * the data (``scripts/fusion_lab.py``, cached): every judged query of the six training
@@ -83,7 +83,7 @@ from fusion_lab import (  # noqa: E402
 from es_scm.evaluation.adaptive import WeightTable, fit_weight_model, standardization  # noqa: E402
 from es_scm.evaluation.significance import paired_t_test, randomization_test  # noqa: E402
 from es_scm.evaluation.tuning import folds_of  # noqa: E402
-from es_scm.query_weights import WeightModel  # noqa: E402
+from es_scm.fusion.weights import WeightModel  # noqa: E402
 
 logger = logging.getLogger("choose_fusion")
 

@@ -77,7 +77,6 @@ from benchlib import provenance  # noqa: E402
 from choose_defaults import DATA, Collection, bm25_runs  # noqa: E402
 from choose_defaults import load as load_training  # noqa: E402
 
-from es_scm.defaults import UNSEEN_LIMIT  # noqa: E402
 from es_scm.elastic import client_from_env  # noqa: E402
 from es_scm.evaluation import semeval, semeval_data  # noqa: E402
 from es_scm.evaluation.metrics import average_precision  # noqa: E402
@@ -86,10 +85,10 @@ from es_scm.evaluation.tuning import folds_of, fusion_row, hybrid_run  # noqa: E
 from es_scm.fusion import Fusion, fusion_from  # noqa: E402
 from es_scm.model import BruteForceSearch, SoftCosineModel  # noqa: E402
 from es_scm.model.auto import AutoEmbeddings  # noqa: E402
-from es_scm.model.text import Tokenizer  # noqa: E402
+from es_scm.model.text import Tokenizer, Vocabulary  # noqa: E402
 from es_scm.model.trained import own_corpus_sink, resolve_embeddings  # noqa: E402
-from es_scm.model.vocabulary import Vocabulary  # noqa: E402
 from es_scm.options import SimilarityOptions  # noqa: E402
+from es_scm.options.defaults import UNSEEN_LIMIT  # noqa: E402
 from es_scm.similarity import TermSimilarityMatrix, WordEmbeddings  # noqa: E402
 from es_scm.similarity import sources as similarity_sources  # noqa: E402
 from es_scm.similarity.factory import CombinedSources, build_similarity, build_unseen  # noqa: E402

@@ -53,7 +53,7 @@ def main() -> None:
     parser.add_argument("--json", metavar="FILE", help="write the results here")
     args = parser.parse_args()
 
-    from es_scm.defaults import ENCODER_DEFAULTS
+    from es_scm.options.defaults import ENCODER_DEFAULTS
     from es_scm.similarity.encoded import EncoderVectors
 
     words = sorted({w for pair in PAIRS for w in pair})

@@ -24,7 +24,7 @@ from benchlib import provenance  # scripts/benchlib.py
 
 from es_scm.evaluation import semeval, semeval_data
 from es_scm.evaluation.word2vec import train_word2vec
-from es_scm.model.weighting import TermWeighting
+from es_scm.model.text import TermWeighting
 from es_scm.similarity import WordEmbeddings
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"

@@ -20,7 +20,7 @@ candidates):
 
 The candidates of a fusion are the union of its legs' lists, and each candidate has every leg's
 score, as hybrid search fuses them (:func:`es_scm.evaluation.tuning.fused_run`). The signals of
-each query are :func:`es_scm.query_signals.query_signals` of the three lists, the query's x and
+each query are :func:`es_scm.fusion.signals.query_signals` of the three lists, the query's x and
 x' and the SCM list's best stored y' — what hybrid search holds before it fuses.
 
 The measures (× 100) are computed here in numpy for speed, and checked against ``ir_measures``
@@ -45,8 +45,8 @@ from choose_defaults import Collection, bm25_runs
 from choose_sources import Cache, Encoder, corpus_key, digest, load, per_query
 
 from es_scm.evaluation.tuning import weight_grid
+from es_scm.fusion.signals import query_signals
 from es_scm.model import BruteForceSearch, SoftCosineModel
-from es_scm.query_signals import query_signals
 
 logger = logging.getLogger("fusion_lab")
 

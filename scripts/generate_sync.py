@@ -37,11 +37,13 @@ REPLACEMENTS = {
     # the client and its helpers
     "AsyncElasticsearch": "Elasticsearch",
     "AsyncOpenSearch": "OpenSearch",  # opensearch-py's client (es_scm/elastic/_async/opensearch.py)
+    "AsyncTransport": "Transport",  # elastic_transport's (es_scm/elastic/_async/transport.py)
     "async_streaming_bulk": "streaming_bulk",
     # the package of the generated code
     "_async": "_sync",
     # es-scm's classes and functions
     "AsyncSearcher": "Searcher",
+    "AsyncIndexHandle": "IndexHandle",
     "AsyncSCMIndex": "SCMIndex",
     "AsyncAliasSearcher": "AliasSearcher",
     "async_reindex_into_alias": "reindex_into_alias",
@@ -50,6 +52,7 @@ REPLACEMENTS = {
     "AsyncBatchSender": "BatchSender",
     "AsyncOpenSearchClient": "OpenSearchClient",
     "AsyncOpenSearchTransport": "OpenSearchTransport",
+    "AsyncElasticsearchTransport": "ElasticsearchTransport",
     # builtins
     "anext": "next",
     # the hand-written pairs of es_scm/elastic/concurrency.py

@@ -1,10 +1,11 @@
 #!/usr/bin/env python
-"""The es-scm code a warm search runs through, and the requests it sends.
+"""The es-scm code a warm search runs through, and the requests it sends: exact and hybrid.
 
-Indexes four short documents (S = I), searches once to warm the searcher, then profiles a second
-exact search (``index.searcher.search``) with ``cProfile`` and counts the es_scm functions it ran
-(named functions apart from comprehensions and lambdas), their calls and their files, and the
-HTTP requests the client sent for it. The numbers are counts, not times: they do not depend on the
+Indexes four short documents (S = I), searches once with each method to warm the searcher, then
+profiles a second search of each — exact (``index.searcher.search``) and hybrid with the defaults
+(``index.searcher.hybrid``) — with ``cProfile`` and counts the es_scm functions it ran (named
+functions apart from comprehensions and lambdas), their calls and their files, and the HTTP
+requests the client sent for it. The numbers are counts, not times: they do not depend on the
 machine's load. Run it on two commits to compare them.
 
 Usage::
@@ -40,8 +41,8 @@ QUERY = "boundary layer wing"
 INDEX = "es-scm-profile-search"
 
 
-def profiled_search(index: SCMIndex) -> tuple[pstats.Stats, int]:
-    """The profile of one warm search, and the requests it sent."""
+def profiled_search(index: SCMIndex, method: str) -> tuple[pstats.Stats, int]:
+    """The profile of one warm search by ``method``, and the requests it sent."""
     sent = []
     transport = index.client.transport
     perform = transport.perform_request
@@ -54,7 +55,7 @@ def profiled_search(index: SCMIndex) -> tuple[pstats.Stats, int]:
     profile = cProfile.Profile()
     try:
         profile.enable()
-        index.searcher.search(QUERY)
+        getattr(index.searcher, method)(QUERY)
         profile.disable()
     finally:
         transport.perform_request = perform
@@ -72,6 +73,7 @@ def counts(stats: pstats.Stats) -> dict[str, object]:
         "named_functions": len(named),
         "named_calls": sum(named.values()),
         "named_files": len({key[0] for key in named}),
+        "files_run": sorted({key[0].split("/es_scm/")[1] for key in named}),
         "per_function": sorted(
             f"{key[0].split('/es_scm/')[1]}:{key[2]} {calls}" for key, calls in ours.items()
         ),
@@ -85,21 +87,25 @@ def main() -> None:
     client = client_from_env()
     index = SCMIndex(client, INDEX, SoftCosineModel.build(TEXTS))
     index.index_documents([{"id": str(i), "text": text} for i, text in enumerate(TEXTS)])
+    results = {}
     try:
-        index.searcher.search(QUERY)  # warm: the index checked, the clause limit read
-        stats, requests = profiled_search(index)
+        for method in ("search", "hybrid"):
+            getattr(index.searcher, method)(QUERY)  # warm: the index checked, the limit read
+            stats, requests = profiled_search(index, method)
+            results[method] = {"requests": requests, **counts(stats)}
     finally:
         index.delete()
-    result = {"requests": requests, **counts(stats)}
-    print(
-        f"a warm search: {requests} request(s); {result['named_functions']} named es_scm "
-        f"functions, {result['named_calls']} calls, {result['named_files']} files "
-        f"(with comprehensions: {result['functions']}, {result['calls']}, {result['files']})"
-    )
+    for method, result in results.items():
+        print(
+            f"a warm {method}: {result['requests']} request(s); {result['named_functions']} named "
+            f"es_scm functions, {result['named_calls']} calls, {result['named_files']} files "
+            f"(with comprehensions: {result['functions']}, {result['calls']}, {result['files']})"
+        )
+        print("  files: " + ", ".join(result["files_run"]))
     if args.json:
         from benchlib import provenance  # scripts/benchlib.py
 
-        document = {"provenance": provenance(sys.argv, client), **result}
+        document = {"provenance": provenance(sys.argv, client), **results}
         Path(args.json).write_text(json.dumps(document, indent=2) + "\n")
 
 

@@ -47,8 +47,8 @@ from elasticsearch import ApiError, Elasticsearch
 
 from es_scm import SoftCosineModel
 from es_scm.elastic.connection import client_from_env, node_version
-from es_scm.elastic.indices import new_write_alias
-from es_scm.elastic.schema import (
+from es_scm.index.indices import new_write_alias
+from es_scm.index.schema import (
     encode_documents,
     feature_keys,
     index_mapping,

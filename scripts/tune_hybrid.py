@@ -9,7 +9,7 @@ is evaluated on the fold's held-out queries. The default is then the configurati
 on all the training data. SemEval dev and the test sets are not read.
 
 Every configuration runs through es-scm's own hybrid search (``Searcher.hybrid``),
-the code path that users get; the models use the current defaults (``es_scm.defaults``).
+the code path that users get; the models use the current defaults (``es_scm.options.defaults``).
 
 Usage::
 

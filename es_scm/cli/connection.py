@@ -11,7 +11,7 @@ import argparse
 import os
 from typing import TYPE_CHECKING, Any
 
-from es_scm.validation import Interval, argparse_type
+from es_scm.options.validation import Interval, argparse_type
 
 if TYPE_CHECKING:  # pragma: no cover
     from elasticsearch import Elasticsearch
@@ -22,7 +22,7 @@ __all__ = ["client_from_args", "connection_kwargs", "connection_parent", "es_url
 def connection_parent() -> argparse.ArgumentParser:
     """The official client's connection options, each falling back to its variable."""
     parent = argparse.ArgumentParser(add_help=False)
-    from es_scm.elastic.engines import ENGINE_CHOICES
+    from es_scm.engines import ENGINE_CHOICES
 
     group = parent.add_argument_group(
         "Cluster connection (Elasticsearch or OpenSearch)",
@@ -66,9 +66,12 @@ def connection_parent() -> argparse.ArgumentParser:
 
 def es_url(args: argparse.Namespace) -> str:
     """The cluster's URL: ``--es-url``, ``$ES_URL``, else the local runner's."""
-    from es_scm.tools.es_local import LocalElasticsearch
+    given = getattr(args, "es_url", None) or os.environ.get("ES_URL")
+    if given:
+        return str(given)
+    from es_scm.tools.node import LocalElasticsearch  # the runner's modules: only when asked
 
-    return getattr(args, "es_url", None) or os.environ.get("ES_URL") or LocalElasticsearch().url
+    return LocalElasticsearch().url
 
 
 def secrets(args: argparse.Namespace) -> list[str]:
@@ -102,8 +105,15 @@ def connection_kwargs(args: argparse.Namespace) -> dict[str, Any]:
 
 def client_from_args(args: argparse.Namespace) -> Elasticsearch:
     """A client of the cluster's engine from the connection options (an ``Elasticsearch``, or
-    es-scm's OpenSearch client with its surface)."""
+    es-scm's OpenSearch client with its surface). Its engine's title is kept in
+    ``args.engine_title``, for the error messages (:func:`~es_scm.cli.errors.describe`)."""
     from es_scm.elastic.connection import client_from_env
+    from es_scm.engines import engine_named, engine_of
 
     engine = getattr(args, "engine", None)
-    return client_from_env(es_url(args), engine=engine, **connection_kwargs(args), max_retries=1)
+    named = engine_named(engine)
+    if named is not None:  # said even if the client cannot be made (opensearch-py missing)
+        args.engine_title = named.title
+    client = client_from_env(es_url(args), engine=engine, **connection_kwargs(args), max_retries=1)
+    args.engine_title = engine_of(client).title
+    return client

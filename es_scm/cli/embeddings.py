@@ -8,9 +8,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from es_scm.cli.errors import CLIError
-from es_scm.defaults import ENCODER_DEFAULTS, ENCODER_MODES, GLOVE_EMBEDDINGS, TRAINING_DEFAULTS
 from es_scm.options import SourceOptions
-from es_scm.validation import POSITIVE_INT, argparse_type
+from es_scm.options.defaults import (
+    ENCODER_DEFAULTS,
+    ENCODER_MODES,
+    GLOVE_EMBEDDINGS,
+    TRAINING_DEFAULTS,
+)
+from es_scm.options.validation import POSITIVE_INT, argparse_type
 
 if TYPE_CHECKING:  # pragma: no cover
     from es_scm.similarity.encoded import EncoderVectors

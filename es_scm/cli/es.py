@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import argparse
 
-from es_scm.cli.options import Command
+from es_scm.cli.options import Command, common_parent
 from es_scm.tools import es_local
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    es_local.build_parser(parser)
+    # each action has its own --help, and takes -v after it as before it
+    es_local.build_parser(parser, parents=[common_parent()])
 
 
 def run(args: argparse.Namespace) -> int:
@@ -28,29 +29,17 @@ COMMAND = Command(
     run,
     description="""\
 Run a local Elasticsearch from the Maven Central distribution: one node, or with
---nodes N a cluster of N nodes on ports PORT..PORT+N-1 (transport ports +100).
+--nodes N a cluster of N nodes on ports PORT..PORT+N-1 (transport ports +100);
+OpenSearch with --engine opensearch. `es-scm es ACTION --help` shows an action's
+options.
 
-start    reuses a healthy node only if this home started it (its pid file, or the
-         node's own path.data, says so); any other process on a port is an error
-         that names the port. A cluster is up when every node has joined.
-status   version, URL, health and the data folder the node actually uses (in a
-         cluster: each node's URL, pid and health, and how many joined); exits 3
-         when no node runs. stop and status remember what start used on PORT.
---secure HTTPS with a CA and certificate made by bin/elasticsearch-certutil;
-         file-realm users es-scm-admin (superuser), es-scm-writer (may index
-         es-scm-*, may not read or refresh them) and es-scm-nobody (no role; its
-         password holds / # @ : ? %); secrets in HOME/secure (0600).
-         start prints the CA's path and the variables to export, and the
-         passwords only with --print-credentials. API keys do not work on this
-         distribution (README).
-
---engine opensearch  OpenSearch's integ-test zip instead (2.19.6 by default, 3.x
-         too), completed with the modules es-scm needs (mapper-extras,
-         analysis-common, lang-painless) from their Maven jars; plain HTTP, no
-         users (no --secure). stop and status remember the engine too.
-
-Disk watermarks keep the engine's defaults: a full disk blocks writes instead
-of hanging the node; start warns when the disk is past a watermark already.
+start    reuses a healthy node only if this home started it; --secure for HTTPS
+         and users, --engine opensearch for OpenSearch.
+stop     stops what start started on PORT.
+status   engine, version, URL, health and the data folder of the node on PORT;
+         exits 3 when no node runs. stop and status remember what start used on
+         PORT.
+install  fetches and unpacks the distribution without starting it.
 
 environment: $ES_SCM_PORT (HTTP port), $ES_SCM_HEAP (JVM heap), $ES_SCM_ES_VERSION,
 $ES_SCM_OPENSEARCH_VERSION, $ES_SCM_HOME (where files go), $ES_JAVA_HOME or

@@ -33,7 +33,7 @@ from es_scm.cli.options import (
     positive_int,
 )
 from es_scm.cli.progress import progress_messages
-from es_scm.defaults import (
+from es_scm.options.defaults import (
     DENSE_DEFAULTS,
     DENSE_INDEX_OPTIONS,
     FUSIONS,
@@ -358,7 +358,7 @@ def results_provenance(args: argparse.Namespace, client: Any = None) -> dict[str
 def _effective_hybrid(args: argparse.Namespace, model: Any) -> dict[str, Any]:
     """The fusion hybrid search used: the options given, else the model's, else the defaults
     (with ``--dense``, the three-way one under ``dense``)."""
-    from es_scm.elastic.hybrid import hybrid_options
+    from es_scm.search.hybrid.config import hybrid_options
 
     used = hybrid_options(model.hybrid, **hybrid_kwargs(args)).as_dict()
     if getattr(args, "dense_choice", None):

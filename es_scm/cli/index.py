@@ -8,11 +8,11 @@ downtime.
 Every exit path prints the summary and a word on the index. An index that a run created is never
 deleted by es-scm on its own, even when the run indexed nothing into it: another run may be
 writing to it (issue 28, item 1: deleting after counting nothing deleted another run's
-documents), and es-scm's writes can no longer recreate it (:mod:`es_scm.elastic.indices`). The
+documents), and es-scm's writes can no longer recreate it (:mod:`es_scm.index.indices`). The
 summary says so; ``--recreate`` replaces it. (The new index of a failed ``--alias`` run is
 deleted: its name is the run's own, no other run writes to it. One that a run killed outright
 left behind is deleted by the next ``--alias`` run of that alias, which says so:
-:mod:`es_scm.elastic.swaps`.)
+:mod:`es_scm.index.swaps`.)
 
 SIGINT and SIGTERM end the command the same way (:mod:`es_scm.cli.signals`): the run reads no
 more documents, waits for its requests in flight, counts what they wrote, prints the summary
@@ -41,15 +41,20 @@ from es_scm.cli.options import (
 )
 from es_scm.cli.signals import Interrupted
 from es_scm.corpus import ON_ERROR
-from es_scm.defaults import DENSE_DEFAULTS, DENSE_INDEX_OPTIONS, EXPANSIONS, TEXT_ANALYZER
-from es_scm.elastic.requests import MAX_REQUEST_BYTES
-from es_scm.validation import Interval, Text, argparse_type
+from es_scm.options.defaults import (
+    DENSE_DEFAULTS,
+    DENSE_INDEX_OPTIONS,
+    EXPANSIONS,
+    MAX_REQUEST_BYTES,
+    TEXT_ANALYZER,
+)
+from es_scm.options.validation import Interval, Text, argparse_type
 
 if TYPE_CHECKING:  # pragma: no cover
     from elasticsearch import Elasticsearch
 
-    from es_scm.elastic.ingest import IngestError, IngestReport
-    from es_scm.elastic.swaps import SwapCleanup
+    from es_scm.index.ingest import IngestError, IngestReport
+    from es_scm.index.swaps import SwapCleanup
     from es_scm.model import SoftCosineModel
 
 MAX_FAILURES_SHOWN = 10
@@ -353,7 +358,7 @@ def _run_alias(
         reindex_into_alias,
         remove_swap_leftovers,
     )
-    from es_scm.elastic.aliases import new_index_name
+    from es_scm.index.aliases import new_index_name
 
     with args.signals.deferred():  # a signal waits until the leftovers are deleted (or not)
         _print_cleanup(remove_swap_leftovers(client, args.alias))
@@ -430,7 +435,7 @@ def read_metadata_mapping(path: str | None) -> Any:
     The file holds the Elasticsearch ``properties`` of the metadata fields, either bare
     (``{"published": {"type": "date"}}``) or wrapped (``{"properties": {...}}``).
     """
-    from es_scm.elastic.aliases import FLATTENED
+    from es_scm.index.aliases import FLATTENED
 
     if path is None or path == FLATTENED:
         return path
@@ -445,7 +450,7 @@ def read_metadata_mapping(path: str | None) -> Any:
     wrapped = mapping.get("properties") if isinstance(mapping, dict) and len(mapping) == 1 else None
     if isinstance(wrapped, dict) and all(isinstance(v, dict) for v in wrapped.values()):
         mapping = wrapped
-    from es_scm.elastic.schema import metadata_field_mapping
+    from es_scm.index.schema import metadata_field_mapping
 
     try:
         metadata_field_mapping(mapping)

@@ -8,7 +8,7 @@ Commands (one module each in :mod:`es_scm.cli`)::
     es-scm index                           index a corpus into Elasticsearch with a model
                                            (--alias: into a new index, then move the alias)
     es-scm delete                          delete documents from an index by id
-    es-scm search                          search an index (exact SCM or native)
+    es-scm search                          search an index (hybrid by default, exact SCM, ...)
     es-scm similarity                      the exact SCM of two texts
     es-scm demo                            the whole pipeline on embedded defaults, vs BM25
     es-scm eval semeval|trec               evaluation
@@ -173,8 +173,10 @@ def _run(args: argparse.Namespace, verbose: bool) -> int:
     except KeyboardInterrupt as interrupted:  # an ingestion printed its report before
         return _interrupted(interrupted, args.signals)
     except Exception as error:
-        url = redact_url(es_url(args)) if hasattr(args, "es_url") else "Elasticsearch"
-        message, code = describe(error, url)
+        url = redact_url(es_url(args)) if hasattr(args, "es_url") else "the cluster"
+        # the engine of the client the command made (client_from_args), else Elasticsearch's,
+        # the one a client without an answer is made for
+        message, code = describe(error, url, getattr(args, "engine_title", "Elasticsearch"))
         if verbose:
             traceback.print_exc()
         elif code == EXIT_ERROR and message.startswith("unexpected"):
@@ -187,7 +189,11 @@ def run() -> NoReturn:
     """The process's entry point (the ``es-scm`` script, ``python -m es_scm.cli``): :func:`main`,
     then exit with its code. After a command that a signal ended (130, 143), a further signal is
     ignored while the process exits: otherwise one arriving after ``main`` put the default
-    handlers back would kill it during shutdown, after its summary, with another exit status."""
+    handlers back would kill it during shutdown, after its summary, with another exit status.
+    The process skips the imports that its client never uses (:mod:`es_scm.cli.startup`)."""
+    from es_scm.cli.startup import skip_unused_transports
+
+    skip_unused_transports()
     code = main()
     if code in (128 + handled for handled in HANDLED):
         for handled in HANDLED:

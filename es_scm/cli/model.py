@@ -21,7 +21,7 @@ from es_scm.cli.options import (
     read_documents,
 )
 from es_scm.cli.progress import progress_messages
-from es_scm.validation import AnyOf, Interval, argparse_type
+from es_scm.options.validation import AnyOf, Interval, argparse_type
 
 # scikit-learn's convention: 1 is no workers, -1 every CPU, -2 all but one; 0 means nothing.
 n_jobs = argparse_type(AnyOf((Interval(int, 1), Interval(int, high=-1))))
@@ -103,7 +103,7 @@ def run_build(args: argparse.Namespace) -> int:
     )
     info = model.similarity_matrix.build_info
     auto = info.get("auto")
-    if auto:
+    if auto and auto["choice"] != "none":  # none: its warning has said why, once
         print(f"embeddings auto: {auto['choice']} ({auto['reason']})")
     for line in source_lines(info):
         print(f"S: {line}")

@@ -1,7 +1,8 @@
 """Option groups shared by the commands, and the helpers that turn options into objects.
 
 One definition per option, so that ``model build``, ``index``, ``search`` and ``eval`` spell,
-check (with :mod:`es_scm.validation`) and default (with :mod:`es_scm.defaults`) it alike.
+check (with :mod:`es_scm.options.validation`) and default (with :mod:`es_scm.options.defaults`) it
+alike.
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ from es_scm.cli.connection import connection_parent
 from es_scm.cli.embeddings import add_encoder_options, add_training_options, load_embeddings
 from es_scm.cli.errors import CLIError
 from es_scm.cli.progress import progress_bar
-from es_scm.defaults import (
+from es_scm.options import LevenshteinOptions, SimilarityOptions, SynonymOptions
+from es_scm.options.defaults import (
     COLUMN_ORDERS,
     DEFAULT_EMBEDDINGS,
     DEFAULT_WEIGHTING,
@@ -29,8 +31,7 @@ from es_scm.defaults import (
     SYNONYM_DEFAULTS,
     TEXT_ANALYZER,
 )
-from es_scm.options import LevenshteinOptions, SimilarityOptions, SynonymOptions
-from es_scm.validation import (
+from es_scm.options.validation import (
     FRACTION,
     NON_NEGATIVE_INT,
     POSITIVE_INT,
@@ -67,7 +68,7 @@ count_or_fraction = argparse_type(AnyOf((NON_NEGATIVE_INT, FRACTION)), _count_or
 
 def weighting_spec(text: str) -> TermWeighting:
     """An ``argparse`` type: a weighting spec (:meth:`TermWeighting.from_spec`)."""
-    from es_scm.model.weighting import TermWeighting
+    from es_scm.model.text import TermWeighting
 
     try:
         return TermWeighting.from_spec(text)
@@ -314,8 +315,8 @@ def _add_vocabulary_options(parser: argparse.ArgumentParser) -> None:
 
 def add_hybrid_options(parser: argparse.ArgumentParser, title: str) -> None:
     """How hybrid search fuses its legs (:mod:`es_scm.fusion`); unset: the model's own (what
-    ``es-scm tune`` saved), else :data:`~es_scm.defaults.HYBRID_DEFAULTS` (with a dense leg
-    :data:`~es_scm.defaults.HYBRID_DENSE_DEFAULTS`)."""
+    ``es-scm tune`` saved), else :data:`~es_scm.options.defaults.HYBRID_DEFAULTS` (with a dense leg
+    :data:`~es_scm.options.defaults.HYBRID_DENSE_DEFAULTS`)."""
     d = HYBRID_DEFAULTS
     group = parser.add_argument_group(
         title, "Unset options take the model's own (saved by es-scm tune), else the defaults."

@@ -30,16 +30,25 @@ def progress_messages(args: argparse.Namespace, logger: str = "es_scm") -> None:
         target.setLevel(logging.WARNING if getattr(args, "quiet", False) else logging.INFO)
 
 
+#: Whether this process said already that a bar needs the ``cli`` extra (said once at most).
+_bar_hint_given = False
+
+
 def progress_bar(total: int | None, disable: bool, unit: str = "doc") -> Any:
-    """A tqdm progress bar on stderr; without the ``cli`` extra, one line saying so, and None."""
-    if disable:
+    """A tqdm progress bar on stderr when stderr is a terminal, else None (nothing to draw on:
+    a piped command's progress is its log lines). On a terminal without the ``cli`` extra, one
+    line saying which extra draws the bar, once a process, and None."""
+    global _bar_hint_given
+    if disable or not sys.stderr.isatty():
         return None
     try:
         tqdm = require("tqdm", "progress bars").tqdm
     except ImportError as error:
-        print(f"es-scm: {error} (--no-progress silences this)", file=sys.stderr)
+        if not _bar_hint_given:
+            _bar_hint_given = True
+            print(f"es-scm: {error} (--no-progress silences this)", file=sys.stderr)
         return None
-    return tqdm(total=total, unit=unit, disable=None, file=sys.stderr)  # None: off without a TTY
+    return tqdm(total=total, unit=unit, file=sys.stderr)
 
 
 class _Silent:

@@ -1,16 +1,18 @@
 """``es-scm search``: search an index with the soft cosine measure, one query or a batch.
 
-``--mode`` picks the searcher's method: ``exact`` (``Searcher.search``), ``native``, ``hybrid``,
-``bm25`` or ``dense`` (kNN alone, on an index made with ``es-scm index --dense-encoder``);
-``--mode hybrid --dense`` fuses that kNN leg too. A batch (``--queries FILE``) is any topics file
+``--mode`` picks the searcher's method: ``hybrid`` (the default, ``Searcher.hybrid``: BM25 fused
+with the SCM, the best of the modes on the test collections, docs/QUALITY.md), ``exact``
+(``Searcher.search``, the SCM alone with its top k proven), ``native``, ``bm25`` or ``dense``
+(kNN alone, on an index made with ``es-scm index --dense-encoder``); ``--dense`` fuses that kNN
+leg into hybrid search too. A batch (``--queries FILE``) is any topics file
 that ``es-scm eval`` reads, searched with ``Searcher.batch_search``; its hits go to a TREC run
 file (``--run OUT``, ``qid Q0 docid rank score tag`` a line; ``--run -`` writes it to standard
 output) and/or to standard output as one JSON object a query (``--json``: ``qid`` and its
 ``hits`` as ``search --json`` prints them). ``-`` reads the query (``QUERY``) or the topics
 (``--queries -``) from standard input. A query longer than ``--max-query-words`` is refused
 before any request. ``--filter`` JSON is untrusted: only the query types of
-``es_scm.elastic.filters.SAFE_QUERIES`` pass (``--allow-unsafe-filters`` sends any). A
-``--filter`` nested deeper than :data:`~es_scm.elastic.filters.MAX_FILTER_DEPTH` levels, or
+``es_scm.search.filters.SAFE_QUERIES`` pass (``--allow-unsafe-filters`` sends any). A
+``--filter`` nested deeper than :data:`~es_scm.search.filters.MAX_FILTER_DEPTH` levels, or
 naming a field that the index does not map (``year`` for ``metadata.year``), is a usage error
 (exit 2) in one line that names it.
 """
@@ -19,11 +21,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import shutil
 import sys
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from es_scm.cli.connection import client_from_args
 from es_scm.cli.errors import EXIT_OK, EXIT_USAGE, CLIError
@@ -37,26 +40,38 @@ from es_scm.cli.options import (
     non_negative_int,
     positive_int,
 )
-from es_scm.defaults import HYBRID_DEFAULTS, HYBRID_DENSE_DEFAULTS, MAX_QUERY_WORDS
-from es_scm.elastic.filters import (
+from es_scm.options.defaults import (
+    FAST_DEFAULTS,
+    HYBRID_DEFAULTS,
+    HYBRID_DENSE_DEFAULTS,
+    MAX_QUERY_WORDS,
+)
+from es_scm.search.filters import (
     MAX_FILTER_DEPTH,
     UnknownFieldError,
     UnsafeFilterError,
     filter_clauses,
 )
-from es_scm.elastic.results import BatchSearchError
 
-#: ``--mode`` → the searcher's method.
+if TYPE_CHECKING:  # pragma: no cover
+    from es_scm.search.results import ConnectionLostError
+
+#: ``--mode`` → the searcher's method: the registry's methods that find their own candidates,
+#: by their mode (:data:`es_scm.search.methods.METHODS`; a unit test holds the two equal, and
+#: the parser reads this table so that ``--help`` imports no search code).
 METHODS = {
     "exact": "search",
+    "fast": "fast",
     "native": "native",
     "hybrid": "hybrid",
     "bm25": "bm25",
     "dense": "dense",
 }
+#: The mode of ``es-scm search`` without ``--mode``: hybrid, as the retrievers' (README, Quality).
+DEFAULT_MODE = "hybrid"
 #: The modes whose hits have an SCM to explain (``--explain``); bm25 and dense have none, and
 #: their methods take no ``explain`` option.
-EXPLAINED_MODES = ("exact", "native", "hybrid")
+EXPLAINED_MODES = ("exact", "fast", "native", "hybrid")
 #: Queries searched by one ``batch_search`` call of ``--queries`` (the progress bar's step).
 BATCH = 100
 
@@ -87,9 +102,11 @@ def _add_ranking_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--mode",
         choices=tuple(METHODS),
-        default="exact",
-        help="exact SCM, provably the top k (default); Elasticsearch's native scores; hybrid: "
-        "BM25 fused with the SCM (and the dense vectors with --dense); bm25: Elasticsearch's "
+        default=DEFAULT_MODE,
+        help="hybrid (default): BM25 fused with the SCM (and the dense vectors with --dense); "
+        "exact: the SCM alone, provably the top k; fast: the SCM alone in two phases, its "
+        "candidates found with each query term's strongest neighbours only, every score exact; "
+        "native: Elasticsearch's scores of the SCM (9-bit precision); bm25: Elasticsearch's "
         "BM25 on the same index; or dense: Elasticsearch's kNN on the index's dense vectors "
         "(es-scm index --dense-encoder)",
     )
@@ -112,14 +129,14 @@ def _add_ranking_options(parser: argparse.ArgumentParser) -> None:
         help="send any --filter JSON as it is (a terms lookup into another index, a wrapper, "
         "a script...), with the connection's rights: only for filters you wrote yourself",
     )
-    add_hybrid_options(parser, "hybrid search (--mode hybrid only; with another mode, an error)")
+    add_hybrid_options(parser, "hybrid search (the default mode; with another mode, an error)")
     dense = parser.add_argument_group(
         "dense vectors (an index made with es-scm index --dense-encoder)"
     )
     dense.add_argument(
         "--dense",
         action="store_true",
-        help="--mode hybrid: fuse a third leg, Elasticsearch's kNN on the index's dense vectors, "
+        help="hybrid search: fuse a third leg, Elasticsearch's kNN on the index's dense vectors, "
         "the query encoded by the index's encoder (default fusion "
         f"{HYBRID_DENSE_DEFAULTS.fusion} "
         + ", ".join(f"{leg} {w:g}" for leg, w in (HYBRID_DENSE_DEFAULTS.weights or {}).items())
@@ -134,8 +151,27 @@ def _add_ranking_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--depth",
         type=positive_int,
-        help="hybrid: candidates each side retrieves, at least k "
+        help="hybrid search: candidates each side retrieves, at least k "
         f"(default: the model's, else {HYBRID_DEFAULTS.depth})",
+    )
+    two_phase = parser.add_argument_group(
+        "two phases: the SCM's candidates found with a pruned query (--mode fast, and hybrid "
+        "search's SCM leg)"
+    )
+    two_phase.add_argument(
+        "--neighbours",
+        type=non_negative_int,
+        metavar="N",
+        help="the first phase sends each query term and its N strongest neighbours in S, and the "
+        f"exact SCM ranks what it finds (--mode fast: default {FAST_DEFAULTS.neighbours}; "
+        "hybrid: a two-phase SCM leg, default the exact one)",
+    )
+    two_phase.add_argument(
+        "--window",
+        type=positive_int,
+        metavar="N",
+        help="--mode fast: the candidates the first phase retrieves (default five times "
+        f"--from + --k, at least {FAST_DEFAULTS.window})",
     )
     parser.add_argument(
         "--from",
@@ -164,7 +200,7 @@ def _add_batch_options(parser: argparse.ArgumentParser) -> None:
         "tag); - writes it to standard output",
     )
     batch.add_argument(
-        "--tag", help="the run's tag, its last column (default: the mode, e.g. exact)"
+        "--tag", help="the run's tag, its last column (default: the mode, e.g. hybrid)"
     )
     batch.add_argument(
         "--topic-fields",
@@ -221,10 +257,18 @@ def search_options(args: argparse.Namespace, model: Any) -> dict[str, Any]:
         raise CLIError(f"{flag} applies to --mode hybrid only", EXIT_USAGE)
     if args.dense_encoder and not (args.dense or args.mode == "dense"):
         raise CLIError("--dense-encoder goes with --mode dense or --dense", EXIT_USAGE)
+    if args.neighbours is not None and args.mode not in ("fast", "hybrid"):
+        raise CLIError("--neighbours applies to --mode fast and hybrid only", EXIT_USAGE)
+    if args.window is not None and args.mode != "fast":
+        raise CLIError("--window applies to --mode fast only", EXIT_USAGE)
     options: dict[str, Any] = {"filter": args.filters or None}
+    if args.mode in ("fast", "hybrid") and args.neighbours is not None:
+        options["neighbours"] = args.neighbours
+    if args.mode == "fast" and args.window is not None:
+        options["window"] = args.window
     if args.mode == "hybrid":
-        from es_scm.elastic.hybrid import hybrid_options
         from es_scm.fusion import fusion_from_options
+        from es_scm.search.hybrid.config import hybrid_options
 
         try:
             chosen = hybrid_options(model.hybrid, dense=args.dense, **hybrid_kwargs(args))
@@ -254,7 +298,7 @@ def make_searcher(args: argparse.Namespace, model: Any) -> Any:
 
 def bounded(text: str, limit: int, what: str) -> None:
     """A one-line error naming ``what`` if ``text`` has more than ``limit`` words."""
-    from es_scm.elastic.query import QueryTooLongError, query_text
+    from es_scm.search.query import QueryTooLongError, query_text
 
     try:
         query_text(text, limit)
@@ -263,6 +307,48 @@ def bounded(text: str, limit: int, what: str) -> None:
             f"{what} has {error.words} words, more than --max-query-words {limit}; shorten it, "
             "or raise --max-query-words"
         ) from None
+
+
+def json_line(record: dict[str, Any]) -> str:
+    """One line of ``--json``: strict JSON, which has no NaN nor Infinity (``json.dumps`` writes
+    them as bare words that JSON readers refuse), so a number that is not finite stops the
+    output with a line naming it instead of printing what no reader can parse.
+
+    Raises
+    ------
+    CLIError
+        Naming the first value that is not a finite number, and where it is.
+    """
+    try:
+        return json.dumps(record, ensure_ascii=False, allow_nan=False)
+    except ValueError:
+        where, value = _not_finite(record) or ("a value", math.nan)
+        shown = "NaN" if math.isnan(value) else str(value).replace("inf", "Infinity")
+        if "qid" in record:
+            context = f" of query {record['qid']!r}"
+        else:
+            context = f" of the hit ranked {record.get('rank')} ({record.get('id')!r})"
+        raise CLIError(
+            f"--json: {where}{context} is {shown}, which JSON cannot hold; nothing more is written"
+        ) from None
+
+
+def _not_finite(value: Any, where: str = "") -> tuple[str, float] | None:
+    """Where in ``value`` (a JSON-like record: ``hits[0].score``) the first number that is not
+    finite is, and that number."""
+    if isinstance(value, float):
+        return None if math.isfinite(value) else (where or "a value", value)
+    if isinstance(value, dict):
+        items = [(f"{where}.{key}" if where else str(key), item) for key, item in value.items()]
+    elif isinstance(value, list | tuple):
+        items = [(f"{where}[{n}]", item) for n, item in enumerate(value)]
+    else:
+        return None
+    for label, item in items:
+        found = _not_finite(item, label)
+        if found is not None:
+            return found
+    return None
 
 
 def run(args: argparse.Namespace) -> int:
@@ -303,7 +389,7 @@ def _run(args: argparse.Namespace) -> int:
         print(f"note: {note}", file=sys.stderr)
     if args.json:
         for rank, hit in enumerate(result.hits, start=args.from_ + 1):
-            print(json.dumps({"rank": rank, **hit.to_dict()}, ensure_ascii=False))
+            print(json_line({"rank": rank, **hit.to_dict()}))
         return EXIT_OK
     if not result.hits:
         print("no hits")
@@ -341,7 +427,7 @@ def run_batch(args: argparse.Namespace) -> int:
     if args.mode in EXPLAINED_MODES:  # bm25 and dense have no SCM to explain (nor the option)
         options["explain"] = args.explain
     batch = _search_batch(searcher, topics, args, options, _BatchOutput(args, tag))
-    if args.run and args.run != "-":  # a file is written whole, once every query is answered
+    if args.run and args.run != "-":  # written whole once the batch ends: every answered query
         from es_scm.evaluation.trec import write_trec_run
 
         write_trec_run(batch.ranking, args.run, tag)
@@ -356,9 +442,18 @@ def run_batch(args: argparse.Namespace) -> int:
         file=sys.stderr,
     )
     if batch.failed:
+        cause = ""
+        if batch.lost is not None:  # the cluster went away: said first, with where it was
+            from es_scm.cli.connection import es_url
+            from es_scm.elastic.credentials import redact_url
+
+            cause = (
+                f"the connection to {searcher.engine.title} at {redact_url(es_url(args))} was "
+                "lost: "
+            )
         raise CLIError(
-            f"{len(batch.failed)} of {len(topics)} queries were not answered (named above); "
-            "the others were"
+            f"{cause}{len(batch.failed)} of {len(topics)} queries were not answered (named "
+            f"above); the other {len(topics) - len(batch.failed)} were{where}"
         )
     return EXIT_OK
 
@@ -414,6 +509,8 @@ class _Batch:
     unproven: list[str] = field(default_factory=list)
     pruned: int = 0
     failed: dict[str, BaseException] = field(default_factory=dict)
+    #: the lost connection that ended the batch (its queries and those after: in ``failed``)
+    lost: ConnectionLostError | None = None
 
     def report(self, args: argparse.Namespace) -> None:
         """The notes on standard error: cut expansions, unproven top k."""
@@ -428,10 +525,17 @@ class _Batch:
                 f"(e.g. {self.unproven[0]}); their hits are the largest window's exact scores",
                 file=sys.stderr,
             )
-        for qid, error in list(self.failed.items())[:10]:
+        others = [(qid, error) for qid, error in self.failed.items() if error is not self.lost]
+        for qid, error in others[:10]:
             print(f"error: query {qid!r} was not answered: {error}", file=sys.stderr)
-        if len(self.failed) > 10:
-            print(f"error: and {len(self.failed) - 10} more queries", file=sys.stderr)
+        if len(others) > 10:
+            print(f"error: and {len(others) - 10} more queries", file=sys.stderr)
+        cut = [qid for qid, error in self.failed.items() if error is self.lost]
+        if cut:  # every one named, in one line: the topics to search again
+            print(
+                f"error: {self.lost}: {len(cut)} queries were not answered: {', '.join(cut)}",
+                file=sys.stderr,
+            )
 
 
 class _BatchOutput:
@@ -455,7 +559,7 @@ class _BatchOutput:
                     if hit.explanation is not None:
                         hit.explanation = hit.explanation.top(self.top)
                     hits.append({"rank": rank, **hit.to_dict()})
-                print(json.dumps({"qid": qid, "hits": hits}, ensure_ascii=False))
+                print(json_line({"qid": qid, "hits": hits}))
         sys.stdout.flush()  # a reader of the pipe gets each batch as it is answered
 
 
@@ -470,6 +574,7 @@ def _search_batch(
     terminal, each batch written to ``output`` once answered. An exact top k that is not proven
     keeps the window's exact scores (said at the end)."""
     from es_scm.cli.progress import progress_bar
+    from es_scm.search.results import BatchSearchError
 
     batch = _Batch()
     ids = list(topics)
@@ -489,6 +594,7 @@ def _search_batch(
             except BatchSearchError as error:  # the others are answered: written, as always
                 batch.failed.update(error.failed)
                 results = error.results
+                batch.lost = error.lost
             for qid, result in results.items():
                 if result.unproven:
                     batch.unproven.append(qid)
@@ -497,6 +603,9 @@ def _search_batch(
             output.write(results)
             if bar is not None:
                 bar.update(len(chunk))
+            if batch.lost is not None:  # the cluster went away: the queries after are not sent
+                batch.failed.update(dict.fromkeys(ids[start + BATCH :], batch.lost))
+                break
     finally:
         if bar is not None:
             bar.close()
@@ -513,14 +622,16 @@ COMMAND = Command(
     "es-scm search --model news-model --index news --queries queries.tsv --json | jq .qid\n"
     "es-scm search --model news-model --index news --mode bm25 --queries queries.tsv --run -\n"
     "es-scm search --model news-model --index news --k 5 - < question.txt\n"
-    'es-scm search --model news-model --index news --mode hybrid --dense "flu outbreak"',
+    'es-scm search --model news-model --index news --mode exact "flu outbreak"\n'
+    'es-scm search --model news-model --index news --dense "flu outbreak"',
     add_arguments,
     run,
     ("common", "connection"),
-    "Search an index built with the same model. `exact` (default) rescores Elasticsearch's "
-    "candidates with the exact SCM, growing the window until the top k is provably exact; "
-    "`native` returns Elasticsearch's scores (9-bit precision); `hybrid` fuses BM25 with the "
-    "SCM (and, with --dense, with a kNN search of the index's dense vectors); `bm25` is "
+    "Search an index built with the same model. `hybrid` (default) fuses Elasticsearch's BM25 "
+    "with the SCM (and, with --dense, with a kNN search of the index's dense vectors): the "
+    "best of the modes on the test collections; `--mode exact` is the SCM alone: it rescores "
+    "Elasticsearch's candidates with the exact SCM, growing the window until the top k is "
+    "provably exact; `native` returns Elasticsearch's scores (9-bit precision); `bm25` is "
     "Elasticsearch's BM25 on the same index; `dense` its kNN search alone. With --queries FILE, "
     "search every query of a topics file in batches and write the hits as a TREC run (--run OUT; "
     "--run - to standard output) or as one JSON object a query (--json). `-` reads the query "

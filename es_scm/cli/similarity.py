@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
 
 from es_scm.cli.errors import EXIT_OK
 from es_scm.cli.explain import add_explain_options, explain_top, explanation_lines
 from es_scm.cli.options import Command, load_model
-from es_scm.model.weighting import Role
+
+if TYPE_CHECKING:  # pragma: no cover
+    from es_scm.model.text import Role
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

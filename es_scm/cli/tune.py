@@ -31,8 +31,8 @@ from es_scm.cli.options import (
     positive_int,
 )
 from es_scm.cli.progress import progress_messages
-from es_scm.defaults import DENSE_DEFAULTS, FUSIONS, HYBRID_DEFAULTS, HYBRID_DENSE_DEFAULTS
-from es_scm.validation import Interval, argparse_type
+from es_scm.options.defaults import DENSE_DEFAULTS, FUSIONS, HYBRID_DEFAULTS, HYBRID_DENSE_DEFAULTS
+from es_scm.options.validation import Interval, argparse_type
 
 logger = logging.getLogger(__name__)
 

@@ -32,7 +32,7 @@ from es_scm.elastic._async.index import AsyncSCMIndex
 from es_scm.elastic._async.searcher import AsyncSearcher
 from es_scm.elastic.concurrency import AsyncStop
 from es_scm.elastic.connection import client_options, detect_engine
-from es_scm.elastic.engines import Engine, engine_named
+from es_scm.engines import OPENSEARCH, Engine, engine_named
 from es_scm.extras import require
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -62,5 +62,15 @@ def async_client_from_env(
     ``await client.close()``.
     """
     require("aiohttp", "the asyncio API")
+    from elasticsearch import AsyncElasticsearch
+
     options = client_options(url, **kwargs)
-    return (engine_named(engine) or detect_engine(options)).async_client(options)
+    chosen = engine_named(engine) or detect_engine(options)
+    if chosen.python_client == OPENSEARCH.python_client:
+        require("opensearchpy", "OpenSearch")
+        from es_scm.elastic._async.opensearch import AsyncOpenSearchClient
+
+        return AsyncOpenSearchClient.from_options(options)
+    from es_scm.elastic._async.transport import AsyncElasticsearchTransport
+
+    return AsyncElasticsearch(**{"transport_class": AsyncElasticsearchTransport, **options})

@@ -26,7 +26,7 @@ the few things that cannot be generated because the two sides do them differentl
     search's queries after their first requests).
 :class:`AsyncHeartbeat` / :class:`Heartbeat`
     A call repeated every ``interval`` seconds while a block runs (a swap's heartbeat in its
-    new index's marker, :mod:`es_scm.elastic.swaps`): an asyncio task, or a daemon thread. A
+    new index's marker, :mod:`es_scm.index.swaps`): an asyncio task, or a daemon thread. A
     call that fails is logged, once, and the beats go on; the block's end waits for a call in
     flight, so that no beat lands after it.
 """

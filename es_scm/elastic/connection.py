@@ -1,6 +1,6 @@
 """Clients configured like the official client, from arguments or the environment.
 
-A client is made for the engine the cluster runs (:mod:`es_scm.elastic.engines`): an
+A client is made for the engine the cluster runs (:mod:`es_scm.engines`): an
 ``Elasticsearch`` for Elasticsearch, es-scm's OpenSearch client (elasticsearch-py's surface over
 opensearch-py, :mod:`es_scm.elastic._async.opensearch`) for OpenSearch. The engine is named
 (``engine=``, ``$ES_SCM_ENGINE``) or, by default, detected once from the cluster's answer to
@@ -29,36 +29,44 @@ from __future__ import annotations
 import base64
 import logging
 import os
-import re
 from collections.abc import Mapping
 from typing import Any
 
-import elasticsearch
 from elastic_transport import TransportError
 from elasticsearch import Elasticsearch
 
 from es_scm.elastic.credentials import check_url
-from es_scm.elastic.engines import (
+from es_scm.engines import (
     DEFAULT_MAX_CLAUSES,
     ENGINE_PROBE,
+    OPENSEARCH,
     Engine,
+    balanced,
     clause_limit,
+    connection_detail,
     engine_named,
     engine_of_answer,
+    error_reason,
+    shorten_words,
     version_tuple,
 )
+from es_scm.extras import require
 
 __all__ = [
     "DEFAULT_MAX_CLAUSES",
     "DEFAULT_URL",
+    "balanced",
     "clause_limit",
     "client_from_env",
     "client_options",
+    "connection_detail",
     "connection_options",
     "detect_engine",
+    "engine_client",
     "error_reason",
     "fast_serializers",
     "node_version",
+    "shorten_words",
     "version_tuple",
 ]
 
@@ -117,7 +125,7 @@ def fast_serializers() -> dict[str, Any] | None:
     the bulk bodies of ingestion, and the expanded queries and candidate vectors of search.
     """
     try:
-        import orjson
+        from elastic_transport import OrjsonSerializer  # defined only where orjson imports
     except ImportError:
         return None
     from elasticsearch.serializer import (
@@ -127,12 +135,12 @@ def fast_serializers() -> dict[str, Any] | None:
         NdjsonSerializer,
     )
 
-    def json_dumps(self: Any, data: Any) -> bytes:
-        return orjson.dumps(data, default=self.default, option=orjson.OPT_SERIALIZE_NUMPY)
-
-    def json_loads(self: Any, data: bytes) -> Any:
-        return orjson.loads(data)
-
+    # the client's serializers, each with its own mimetype and defaults, encoding and decoding
+    # with the transport's orjson functions
+    methods = {
+        "json_dumps": OrjsonSerializer.json_dumps,
+        "json_loads": OrjsonSerializer.json_loads,
+    }
     bases = (
         JsonSerializer,
         NdjsonSerializer,
@@ -141,8 +149,7 @@ def fast_serializers() -> dict[str, Any] | None:
     )
     serializers = {}
     for base in bases:
-        methods = {"json_dumps": json_dumps, "json_loads": json_loads}
-        fast = type(f"Orjson{base.__name__}", (base,), methods)
+        fast = type(f"Orjson{base.__name__}", (base,), dict(methods))
         serializers[base.mimetype] = fast()
     return serializers
 
@@ -170,13 +177,29 @@ def client_from_env(
     >>> client = client_from_env("http://127.0.0.1:9200")  # doctest: +SKIP
     """
     options = client_options(url, **kwargs)
-    return (engine_named(engine) or detect_engine(options)).sync_client(options)
+    return engine_client(engine_named(engine) or detect_engine(options), options)
+
+
+def engine_client(engine: Engine, options: Mapping[str, Any]) -> Elasticsearch:
+    """A sync client of ``engine`` with elasticsearch-py's surface, from the options of
+    :func:`client_options`: an ``Elasticsearch`` whose transport checks that the cluster is
+    Elasticsearch (:mod:`es_scm.elastic._async.transport`), or for OpenSearch es-scm's
+    :class:`~es_scm.elastic._sync.opensearch.OpenSearchClient` over opensearch-py."""
+    if engine.python_client == OPENSEARCH.python_client:
+        require("opensearchpy", "OpenSearch")
+        from es_scm.elastic._sync.opensearch import OpenSearchClient
+
+        return OpenSearchClient.from_options(options)
+    # a transport that checks the first answers are Elasticsearch's (es_scm.engines)
+    from es_scm.elastic._sync.transport import ElasticsearchTransport
+
+    return Elasticsearch(**{"transport_class": ElasticsearchTransport, **options})
 
 
 def detect_engine(options: Mapping[str, Any]) -> Engine:
     """The engine of the cluster that ``options`` (:func:`client_options`) reach, from a node's
-    answer (:data:`~es_scm.elastic.engines.ENGINE_PROBE`, read by
-    :func:`~es_scm.elastic.engines.engine_of_answer`): one request, of a client of its own,
+    answer (:data:`~es_scm.engines.ENGINE_PROBE`, read by
+    :func:`~es_scm.engines.engine_of_answer`): one request, of a client of its own,
     waiting at most 10 s. It is sent as plain JSON by the client's transport, since
     elasticsearch-py's media types are refused by OpenSearch, and each engine answers it with a
     200. A cluster that does not answer is taken for Elasticsearch: the first request of the
@@ -232,107 +255,3 @@ def client_options(url: str | None = None, **kwargs: Any) -> dict[str, Any]:
 def node_version(nodes: Mapping[str, Any]) -> str:
     """The version of a node of a ``_nodes`` answer (``filter_path="nodes.*.version"``)."""
     return str(next(iter(nodes["nodes"].values()))["version"])
-
-
-# An older server's answer to a newer client's headers (compatible-with=9 to Elasticsearch 8).
-_REFUSED_HEADERS = re.compile(
-    r"Accept version must be either version (\d+) or \d+, but found (\d+)"
-)
-_MISSING_SHARDS = ("Search rejected due to missing shards", "no_shard_available_action_exception")
-# elasticsearch-py's client refused by OpenSearch (its media types), or refusing OpenSearch's answer
-_NOT_ELASTICSEARCH = ("compatible-with=", "server is not Elasticsearch")
-_MORE_CAUSES = 2  # deeper causes added to the root cause's reason, at most
-
-
-def error_reason(error: Exception) -> str:
-    """The reason of an Elasticsearch error response, on one line: ``type: reason`` of its root
-    cause, with what the deeper causes add (``caused_by``, the failed shards'); its message when
-    the answer has no reason.
-
-    A client too new for the server leads with that, and the install that fixes it; other known
-    causes get what to do appended (a shard without an active copy, a cluster without the
-    sparse_vector query).
-    """
-    body = getattr(error, "body", None)
-    cause = body.get("error") if isinstance(body, Mapping) else None
-    mismatch = _version_mismatch(str(error))
-    if isinstance(cause, Mapping):
-        text = _cause_text(cause, more=0 if mismatch else _MORE_CAUSES)
-    elif body in (None, "") and getattr(error, "meta", None) is not None:
-        text = "no reason given (the answer has no body)"
-    else:
-        text = " ".join(str(getattr(error, "message", None) or error).split())
-    if mismatch:
-        return f"{mismatch} ({text})"
-    return text + _advice(f"{text} {error}")
-
-
-def _version_mismatch(text: str) -> str | None:
-    """The client and server majors and the fix, if ``text`` is a server refusing the client's
-    compatibility headers; else None."""
-    refused = _REFUSED_HEADERS.search(text)
-    if refused is None:
-        return None
-    server, spoken = refused.groups()
-    fix = (
-        "pip install 'elasticsearch>=8.19,<9'"
-        if server == "8"
-        else "es-scm needs Elasticsearch 8.15 or newer"
-    )
-    return (
-        f"the Python client elasticsearch {elasticsearch.__versionstr__} speaks Elasticsearch "
-        f"{spoken}, which this Elasticsearch {server} server refuses: {fix}"
-    )
-
-
-def _cause_text(cause: Mapping[str, Any], more: int) -> str:
-    """``type: reason`` of the most specific cause that has a reason, and up to ``more`` deeper
-    ones."""
-    roots = [root for root in cause.get("root_cause") or [] if isinstance(root, Mapping)]
-    deeper = _caused_by(cause)
-    for shard in cause.get("failed_shards") or []:
-        reason = shard.get("reason") if isinstance(shard, Mapping) else None
-        if isinstance(reason, Mapping):
-            deeper += [reason, *_caused_by(reason)]
-    explained = [c for c in [*roots, cause, *deeper] if c.get("reason")]
-    if not explained:
-        return str(next((c["type"] for c in [*roots, cause] if c.get("type")), "unknown error"))
-    text = f"{explained[0].get('type') or cause.get('type')}: {explained[0]['reason']}"
-    added = 0
-    for extra in deeper:
-        reason = extra.get("reason")
-        if reason and reason not in text and added < more:
-            text += f" (caused by {extra.get('type')}: {reason})"
-            added += 1
-    return " ".join(text.split())
-
-
-def _caused_by(cause: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    """The chain of ``caused_by`` under ``cause``, outermost first."""
-    chain: list[Mapping[str, Any]] = []
-    while isinstance(cause.get("caused_by"), Mapping) and len(chain) < 10:
-        cause = cause["caused_by"]
-        chain.append(cause)
-    return chain
-
-
-def _advice(text: str) -> str:
-    """What to do about a known cause found in ``text``; empty when none is known."""
-    if any(marker in text for marker in _MISSING_SHARDS):
-        return (
-            "; a shard of the index has no active copy (the index is red), and es-scm never "
-            "answers from part of an index: `GET _cluster/allocation/explain` says why"
-        )
-    if any(marker in text for marker in _NOT_ELASTICSEARCH):
-        return (
-            "; the cluster is not Elasticsearch (OpenSearch?): make the client with "
-            "es_scm.client_from_env, which asks the cluster its engine, or give es-scm an "
-            "opensearch-py client (pip install 'es-scm[opensearch]')"
-        )
-    if "unknown query [sparse_vector]" in text:
-        return (
-            "; this cluster lacks the sparse_vector query: up to 8.17 at least it comes with "
-            "the machine-learning plugin, which minimal distributions leave out; search with "
-            "query_type='bool'"
-        )
-    return ""

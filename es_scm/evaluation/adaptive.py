@@ -1,6 +1,6 @@
 r"""Fit the ``adaptive`` fusion's weight model on judged queries.
 
-The model (:class:`~es_scm.query_weights.WeightModel`) gives each query the leg weights
+The model (:class:`~es_scm.fusion.weights.WeightModel`) gives each query the leg weights
 :math:`w(q) = \operatorname{softmax}(b + \Theta z(q))` of its standardized signals z. It is fitted
 to what matters, the queries' measure, not to a proxy: for every query the measure of the fusion
 with every weighting of a grid (:class:`WeightTable`: α in steps of 0.025 for two legs, every
@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from es_scm.query_weights import WeightModel
+from es_scm.fusion.weights import WeightModel
 
 __all__ = [
     "PENALTY",

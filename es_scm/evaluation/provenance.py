@@ -32,7 +32,7 @@ from elasticsearch import ApiError, Elasticsearch, TransportError
 
 from es_scm.elastic import cluster_version
 from es_scm.elastic.credentials import redact
-from es_scm.elastic.engines import engine_of
+from es_scm.engines import engine_of
 
 __all__ = [
     "KEY",

@@ -5,10 +5,10 @@ Methods (:func:`run_collection`), each retrieving the top ``depth`` documents pe
 ``bm25``      Elasticsearch's BM25: a ``match`` query on the indexed ``text`` field.
 ``scm``       :meth:`es_scm.elastic.Searcher.search` (exact search): native retrieval through the
               expanded query x' = SᵀWx, then the exact SCM, provably equal to the brute-force top
-              ``depth`` (see :mod:`es_scm.elastic.windows`).
+              ``depth`` (see :mod:`es_scm.search.exact`).
 ``bm25+scm``  hybrid search (:meth:`es_scm.elastic.Searcher.hybrid`):
               BM25's and the SCM's top ``depth`` fused (the model's fusion, else the default;
-              see :mod:`es_scm.elastic.hybrid`).
+              see :mod:`es_scm.search.hybrid.legs`).
 
 With dense vectors (``dense=``: the index made with a sentence encoder's vectors, or an existing
 index's own), three more:
@@ -17,7 +17,7 @@ index's own), three more:
 ``bm25+dense``      BM25 and kNN fused by ``max`` with weight 0.5 each: the baseline a user would
                     configure with a small encoder (:data:`BM25_DENSE`).
 ``bm25+scm+dense``  the three-way hybrid search (the model's three-way fusion, else
-                    :data:`~es_scm.defaults.HYBRID_DENSE_DEFAULTS`).
+                    :data:`~es_scm.options.defaults.HYBRID_DENSE_DEFAULTS`).
 
 With ``adaptive=True``, the ``adaptive`` fusion of each hybrid (:data:`ADAPTIVE_METHODS`:
 ``bm25+scm adaptive``, and ``bm25+scm+dense adaptive`` with dense vectors): per-query weights
@@ -46,13 +46,15 @@ import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from es_scm.evaluation.significance import Comparison, compare, comparison_table
 from es_scm.extras import require
 from es_scm.files import open_text
 from es_scm.options import DenseOptions
 from es_scm.progress import Progress
+
+if TYPE_CHECKING:  # pragma: no cover
+    from es_scm.evaluation.significance import Comparison
 
 __all__ = [
     "ADAPTIVE_METHODS",
@@ -250,11 +252,15 @@ class TrecReport:
     def comparisons(self, measure: str | None = None) -> list[Comparison]:
         """Every method against :attr:`baseline` on ``measure`` (default: the first measure),
         query by query (:func:`~es_scm.evaluation.significance.compare`)."""
+        from es_scm.evaluation.significance import compare  # numpy: when a run is compared
+
         measure = measure or self.measures[0]
         return compare(self._values(measure), self.baseline, measure=measure)
 
     def pair_comparisons(self, measure: str | None = None) -> list[Comparison]:
         """Each method of :attr:`pairs` against its other method, query by query."""
+        from es_scm.evaluation.significance import compare
+
         measure = measure or self.measures[0]
         values = self._values(measure)
         return [
@@ -296,6 +302,8 @@ class TrecReport:
 
     def significance_markdown(self, header: bool = True) -> str:
         """Each method against the baseline on the first measure: means, Δ, p-values, W/T/L."""
+        from es_scm.evaluation.significance import comparison_table
+
         if self.baseline not in self.per_query or _is_count(self.measures[0]):
             return ""
         comparisons = [*self.comparisons(), *self.pair_comparisons()]
@@ -353,7 +361,7 @@ def run_collection(
         Documents retrieved per query by every method (MAP is AP over this depth).
     hybrids : mapping, optional
         Method name → hybrid options (``fusion``, ``alpha``, ``rrf_k``, read by
-        :func:`es_scm.elastic.hybrid.hybrid_options` with the model's own) of
+        :func:`es_scm.search.hybrid.config.hybrid_options` with the model's own) of
         :meth:`es_scm.elastic.Searcher.hybrid`; default ``{"bm25+scm": {}}`` (the model's
         fusion, else the default one).
     index_name : str, optional
@@ -378,7 +386,7 @@ def run_collection(
         against the index's); True: ``existing_index``'s own encoder.
     dense_hybrid : mapping, optional
         The three-way fusion's options (``fusion``, ``weights``, ``rrf_k``, read by
-        :func:`es_scm.elastic.hybrid.hybrid_options` with ``dense=True``): default the
+        :func:`es_scm.search.hybrid.config.hybrid_options` with ``dense=True``): default the
         model's, else the default.
     adaptive : bool, default=False
         Also evaluate the adaptive fusion of each hybrid (:data:`ADAPTIVE_METHODS`), each
@@ -464,14 +472,14 @@ def adaptive_methods(hybrids: Mapping[str, Mapping[str, Any]]) -> dict[str, str]
 def method_fusion(model_hybrid: Mapping[str, Any] | None, given: Mapping[str, Any]) -> Any:
     """The fusion of an evaluated hybrid method from its options (``dense``: with the dense
     leg), read with the model's own settings as hybrid search reads them
-    (:func:`es_scm.elastic.hybrid.hybrid_options`, every parameter passed:
+    (:func:`es_scm.search.hybrid.config.hybrid_options`, every parameter passed:
     :func:`es_scm.fusion.fusion_from_options`).
 
     An ``adaptive`` fusion that the model does not save falls back on the fixed weights the
     model's fixed fusion would use (not on the defaults of another fusion).
     """
-    from es_scm.elastic.hybrid import hybrid_options
     from es_scm.fusion import fusion_from_options
+    from es_scm.search.hybrid.config import hybrid_options
 
     options = dict(given)
     dense = bool(options.pop("dense", False))

@@ -41,7 +41,7 @@ import numpy as np
 from es_scm.evaluation.collections import TestCollection
 from es_scm.evaluation.trec import BM25_DENSE, Run, evaluate_runs, measure_label
 from es_scm.fusion import AdaptiveFusion, Fusion, MaxFusion, ScoreFusion, fusion_from
-from es_scm.query_signals import QuerySignals, query_signals, term_signals
+from es_scm.fusion.signals import QuerySignals, query_signals, term_signals
 
 __all__ = [
     "TuningReport",
@@ -94,8 +94,8 @@ def bm25_scores(
     ``text_analyzer``, default ``standard``), in a temporary index that is deleted afterwards.
     """
     from es_scm.elastic import SCMIndex
-    from es_scm.elastic.query import bm25_query
     from es_scm.model import SoftCosineModel
+    from es_scm.search.query import bm25_query
 
     name = f"es-scm-tune-{collection.name.lower()}-{uuid.uuid4().hex[:10]}"
     index = SCMIndex(client, name, SoftCosineModel.build(collection.documents.values()))
@@ -160,7 +160,7 @@ def fused_run(
     score by each leg from ``legs`` (missing: 0), reciprocal rank fusion the lists alone.
 
     The ``adaptive`` fusion reads the query's signals: those of the lists ``tops``
-    (:func:`~es_scm.query_signals.query_signals`) with ``signals`` (e.g. the query's own,
+    (:func:`~es_scm.fusion.signals.query_signals`) with ``signals`` (e.g. the query's own,
     :func:`scm_signals`) added, as hybrid search computes them before it fuses.
     """
     candidates = list(dict.fromkeys(doc for top in tops.values() for doc in top))
@@ -206,8 +206,8 @@ def weight_grid(
 def dense_scores(encoder: Any, collection: TestCollection, queries: Sequence[str]) -> DenseScores:
     """Elasticsearch's exact kNN score, (1 + cos) / 2, of every document for every topic, from
     ``encoder``'s vectors (a :class:`~es_scm.encoder.SentenceEncoder`, or a name or folder)."""
-    from es_scm.elastic.dense import encode_texts, knn_score
     from es_scm.encoder import SentenceEncoder
+    from es_scm.index.dense import encode_texts, knn_score
 
     if not isinstance(encoder, SentenceEncoder):
         encoder = SentenceEncoder(encoder)
@@ -268,7 +268,7 @@ def scm_scores(
     """Every document's positive SCM for every topic, by the in-memory exact search.
 
     ``signals``, if given, is filled with each topic's own signals
-    (:func:`~es_scm.query_signals.term_signals`: its x, x' and the stored y' of the SCM's best
+    (:func:`~es_scm.fusion.signals.term_signals`: its x, x' and the stored y' of the SCM's best
     documents), what hybrid search reads beside the lists' for the ``adaptive`` fusion.
     """
     from es_scm.model.brute_force import BruteForceSearch

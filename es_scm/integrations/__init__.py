@@ -10,7 +10,8 @@ missing extra is one line that says what to install:
   (``retrieve``/``aretrieve`` give a ``NodeWithScore`` of a ``TextNode`` per hit).
 
 Both search through an es-scm searcher (:mod:`es_scm.integrations.retrieval`, what they share):
-exact SCM top k by default, ``mode="hybrid"``, ``"native"`` or ``"bm25"`` on request, filters,
+hybrid search's top k by default (BM25 fused with the SCM), ``mode="exact"`` (the SCM alone),
+``"native"``, ``"bm25"`` or ``"dense"`` on request, filters,
 and each hit's scores and (``explain=True``) explanation in the document's metadata
 (docs/INTEGRATIONS.md). This package imports neither framework: import the module of yours.
 """

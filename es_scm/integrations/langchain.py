@@ -36,8 +36,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from langchain_core.retrievers import BaseRetriever
     from pydantic import model_validator
 
-    from es_scm.elastic.results import SearchResult
     from es_scm.model import SoftCosineModel
+    from es_scm.search.results import SearchResult
 else:
     _FEATURE = "es_scm.integrations.langchain (the LangChain retriever)"
     BaseRetriever = require("langchain_core.retrievers", _FEATURE).BaseRetriever
@@ -48,7 +48,7 @@ __all__ = ["SCMRetriever"]
 
 
 class SCMRetriever(BaseRetriever):
-    """A LangChain retriever that searches an es-scm index: exact SCM top ``k`` by default.
+    """A LangChain retriever that searches an es-scm index: hybrid search's top ``k`` by default.
 
     A pydantic model, as every LangChain retriever: its fields are keyword arguments, and it is
     used through the ``Runnable`` calls (``invoke``, ``ainvoke``, ``batch``, ``abatch``). Each
@@ -63,12 +63,13 @@ class SCMRetriever(BaseRetriever):
         What it searches with (an index: its ``searcher``). A sync one serves ``invoke`` and
         ``ainvoke`` (the search in a worker thread); an asyncio one ``ainvoke`` only (``invoke``
         raises ``TypeError``).
-    mode : {"exact", "hybrid", "native", "bm25", "dense"}
-        The ranking: ``"exact"`` (default) the searcher's ``search``, provably the brute-force
-        top k by the SCM; ``"hybrid"``, ``"native"``, ``"bm25"`` and ``"dense"`` (an index with
-        dense vectors) its methods of those names.
+    mode : {"hybrid", "exact", "native", "bm25", "dense"}
+        The ranking: ``"hybrid"`` (default) the searcher's ``hybrid``, BM25 fused with the SCM
+        (the best of the modes on the test collections, docs/QUALITY.md); ``"exact"`` its
+        ``search``, the SCM alone, provably the brute-force top k by the SCM; ``"native"``,
+        ``"bm25"`` and ``"dense"`` (an index with dense vectors) its methods of those names.
     k : int
-        How many documents a query returns (default 10, as ``Searcher.search``).
+        How many documents a query returns (default 10, as the searcher's methods).
     filter : dict or list of dict, optional
         An Elasticsearch query clause, or a list of them, that the documents must match
         (``{"term": {"metadata.topic": "sports"}}``), as the searcher takes it.
@@ -76,10 +77,12 @@ class SCMRetriever(BaseRetriever):
         Put each hit's explanation (its SCM term pair by term pair) in ``metadata
         ["explanation"]``; not with ``mode="bm25"`` or ``"dense"``.
     fusion : Fusion or str, optional
-        ``mode="hybrid"`` only: the fusion (``"max"``, ``"linear"``, ``"zscore"``, ``"rrf"``, or
-        a :class:`~es_scm.fusion.Fusion`); None: the model's own, else the default.
+        Hybrid search only (the default mode): the fusion (``"max"``, ``"linear"``,
+        ``"zscore"``, ``"rrf"``, or a :class:`~es_scm.fusion.Fusion`); None: the model's own,
+        else the default.
     depth : int, optional
-        ``mode="hybrid"`` only: how deep each leg retrieves; None: the model's, else the default.
+        Hybrid search only (the default mode): how deep each leg retrieves; None: the model's,
+        else the default.
 
     Raises
     ------
@@ -89,7 +92,7 @@ class SCMRetriever(BaseRetriever):
     """
 
     searcher: SearcherSource
-    mode: str = "exact"
+    mode: str = "hybrid"
     k: int = 10
     # es-scm checks the filter (Retrieval.of, then the searcher's policy), not pydantic
     filter: Any = None

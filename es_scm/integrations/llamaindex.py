@@ -16,7 +16,6 @@ from __future__ import annotations
 from os import PathLike
 from typing import TYPE_CHECKING, Any
 
-from es_scm.elastic.filters import Filter
 from es_scm.extras import require
 from es_scm.fusion import Fusion
 from es_scm.integrations.retrieval import (
@@ -28,14 +27,15 @@ from es_scm.integrations.retrieval import (
     searcher_from_url,
     searcher_of,
 )
+from es_scm.search.filters import Filter
 
 if TYPE_CHECKING:  # pragma: no cover
     from llama_index.core.callbacks import CallbackManager
     from llama_index.core.retrievers import BaseRetriever
     from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 
-    from es_scm.elastic.results import SearchResult
     from es_scm.model import SoftCosineModel
+    from es_scm.search.results import SearchResult
 else:
     _FEATURE = "es_scm.integrations.llamaindex (the LlamaIndex retriever)"
     BaseRetriever = require("llama_index.core.retrievers", _FEATURE).BaseRetriever
@@ -50,7 +50,7 @@ __all__ = ["SCMRetriever"]
 
 
 class SCMRetriever(BaseRetriever):
-    """A LlamaIndex retriever that searches an es-scm index: exact SCM top ``k`` by default.
+    """A LlamaIndex retriever that searches an es-scm index: hybrid search's top ``k`` by default.
 
     Used through LlamaIndex's calls (``retrieve``, ``aretrieve``, or a query engine built on
     it). Each result is a ``NodeWithScore``: ``score`` is the hit's score, ``node`` a
@@ -68,12 +68,13 @@ class SCMRetriever(BaseRetriever):
         What it searches with (an index: its ``searcher``). A sync one serves ``retrieve`` and
         ``aretrieve`` (the search in a worker thread); an asyncio one ``aretrieve`` only
         (``retrieve`` raises ``TypeError``).
-    mode : {"exact", "hybrid", "native", "bm25", "dense"}
-        The ranking: ``"exact"`` (default) the searcher's ``search``, provably the brute-force
-        top k by the SCM; ``"hybrid"``, ``"native"``, ``"bm25"`` and ``"dense"`` (an index with
-        dense vectors) its methods of those names.
+    mode : {"hybrid", "exact", "native", "bm25", "dense"}
+        The ranking: ``"hybrid"`` (default) the searcher's ``hybrid``, BM25 fused with the SCM
+        (the best of the modes on the test collections, docs/QUALITY.md); ``"exact"`` its
+        ``search``, the SCM alone, provably the brute-force top k by the SCM; ``"native"``,
+        ``"bm25"`` and ``"dense"`` (an index with dense vectors) its methods of those names.
     k : int
-        How many nodes a query returns (default 10, as ``Searcher.search``).
+        How many nodes a query returns (default 10, as the searcher's methods).
     filter : dict or list of dict, optional
         An Elasticsearch query clause, or a list of them, that the documents must match
         (``{"term": {"metadata.topic": "sports"}}``), as the searcher takes it.
@@ -81,10 +82,12 @@ class SCMRetriever(BaseRetriever):
         Put each hit's explanation (its SCM term pair by term pair) in the node's
         ``metadata["explanation"]``; not with ``mode="bm25"`` or ``"dense"``.
     fusion : Fusion or str, optional
-        ``mode="hybrid"`` only: the fusion (``"max"``, ``"linear"``, ``"zscore"``, ``"rrf"``, or
-        a :class:`~es_scm.fusion.Fusion`); None: the model's own, else the default.
+        Hybrid search only (the default mode): the fusion (``"max"``, ``"linear"``,
+        ``"zscore"``, ``"rrf"``, or a :class:`~es_scm.fusion.Fusion`); None: the model's own,
+        else the default.
     depth : int, optional
-        ``mode="hybrid"`` only: how deep each leg retrieves; None: the model's, else the default.
+        Hybrid search only (the default mode): how deep each leg retrieves; None: the model's,
+        else the default.
     callback_manager, verbose
         LlamaIndex's, passed to ``BaseRetriever``.
 
@@ -100,7 +103,7 @@ class SCMRetriever(BaseRetriever):
         self,
         searcher: SearcherSource,
         *,
-        mode: str = "exact",
+        mode: str = "hybrid",
         k: int = 10,
         filter: Filter = None,
         explain: bool = False,

@@ -25,20 +25,19 @@ from dataclasses import dataclass
 from os import PathLike
 from typing import TYPE_CHECKING, Any
 
-from es_scm.elastic import AliasSearcher, SCMIndex, Searcher, client_from_env
+from es_scm.elastic import SCMIndex, Searcher, client_from_env
 from es_scm.elastic.aio import (
-    AsyncAliasSearcher,
     AsyncSCMIndex,
     AsyncSearcher,
     async_client_from_env,
 )
-from es_scm.elastic.filters import Filter, filter_clauses
-from es_scm.elastic.hybrid import resolve_fusion
-from es_scm.elastic.plans import METHODS
-from es_scm.elastic.results import Hit, SearchResult
-from es_scm.elastic.schema import METADATA_FIELD, TEXT_FIELD
 from es_scm.fusion import Fusion
-from es_scm.validation import POSITIVE_INT, Boolean, Options, OrNone, check
+from es_scm.index.schema import METADATA_FIELD, TEXT_FIELD
+from es_scm.options.validation import POSITIVE_INT, Boolean, Options, OrNone, check
+from es_scm.search.filters import Filter, filter_clauses
+from es_scm.search.hybrid.config import resolve_fusion
+from es_scm.search.methods import METHODS
+from es_scm.search.results import Hit, SearchResult
 
 if TYPE_CHECKING:  # pragma: no cover
     from es_scm.model import SoftCosineModel
@@ -57,13 +56,15 @@ __all__ = [
 ]
 
 #: A retriever's ``mode`` → the searcher method it calls.
-MODES = {plan.mode: method for method, plan in METHODS.items()}
+MODES = {method.mode: name for name, method in METHODS.items() if method.retrieves}
 #: The metadata keys a retriever adds to the document's own (which they replace, if it has them).
 RETRIEVER_KEYS = ("id", "score", "components", "explanation")
 
-#: A retriever's options and their defaults, the same in every framework: exact SCM top 10.
+#: A retriever's options and their defaults, the same in every framework: hybrid search's top
+#: 10 (BM25 fused with the SCM, the default that README and docs/QUALITY.md name; ``es-scm
+#: search``'s too), ``mode="exact"`` for the SCM alone.
 RETRIEVER_DEFAULTS: Mapping[str, Any] = {
-    "mode": "exact",
+    "mode": "hybrid",
     "k": 10,
     "filter": None,
     "explain": False,
@@ -71,10 +72,10 @@ RETRIEVER_DEFAULTS: Mapping[str, Any] = {
     "depth": None,
 }
 
-AnySearcher = Searcher | AliasSearcher | AsyncSearcher | AsyncAliasSearcher
+AnySearcher = Searcher | AsyncSearcher
 #: What a retriever searches with: a searcher, or an index whose ``searcher`` it takes.
 SearcherSource = AnySearcher | SCMIndex | AsyncSCMIndex
-_ASYNC = (AsyncSearcher, AsyncAliasSearcher)
+_ASYNC = (AsyncSearcher,)
 _MODES = Options(tuple(MODES))
 
 
@@ -88,7 +89,7 @@ def searcher_of(source: SearcherSource) -> AnySearcher:
     """
     if isinstance(source, SCMIndex | AsyncSCMIndex):
         return source.searcher
-    if isinstance(source, Searcher | AliasSearcher | AsyncSearcher | AsyncAliasSearcher):
+    if isinstance(source, Searcher | AsyncSearcher):
         return source
     raise TypeError(
         "searcher must be an es-scm SCMIndex, AsyncSCMIndex, Searcher, AsyncSearcher, "
@@ -133,10 +134,11 @@ class Retrieval:
     ) -> Retrieval:
         """Check a retriever's options: each is refused in one line that names it.
 
-        ``mode`` is ``"exact"`` (``Searcher.search``), ``"hybrid"``, ``"native"`` or ``"bm25"``
-        (the methods of those names); ``explain`` is an option of every mode but ``"bm25"``,
-        ``fusion`` and ``depth`` of ``"hybrid"`` only. ``filter`` is checked as a query clause
-        or a list of them here, and against the searcher's ``filter_policy`` when it searches.
+        ``mode`` is ``"hybrid"`` (the retrievers' default), ``"exact"`` (``Searcher.search``),
+        ``"native"``, ``"bm25"`` or ``"dense"`` (the methods of those names); ``explain`` is an
+        option of every mode but ``"bm25"`` and ``"dense"``, ``fusion`` and ``depth`` of
+        ``"hybrid"`` only. ``filter`` is checked as a query clause or a list of them here, and
+        against the searcher's ``filter_policy`` when it searches.
         """
         mode = check(mode, "mode", _MODES)
         k = check(k, "k", POSITIVE_INT)

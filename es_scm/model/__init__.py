@@ -8,9 +8,7 @@ adds the term similarity matrix S (:mod:`es_scm.similarity`) and is saved as one
 from es_scm.model.brute_force import BruteForceSearch
 from es_scm.model.explanation import Explanation, TermPair
 from es_scm.model.soft_cosine import SoftCosineModel, TokenCounts
-from es_scm.model.text import Tokenizer
-from es_scm.model.vocabulary import Vocabulary
-from es_scm.model.weighting import TermWeighting
+from es_scm.model.text import TermWeighting, Tokenizer, Vocabulary
 
 __all__ = [
     "BruteForceSearch",

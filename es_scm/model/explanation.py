@@ -20,7 +20,7 @@ rounding takes the SCM of (nearly) parallel vectors a few ulps past ±1, so
 ``|total − score| ≤ 1e-9`` always holds.
 
 Made by :meth:`es_scm.model.SoftCosineModel.explain` for two texts and, for search hits, by
-:mod:`es_scm.elastic.explain` from the query's x and ‖x‖_S and the hit's stored y'.
+:mod:`es_scm.search.explain` from the query's x and ‖x‖_S and the hit's stored y'.
 """
 
 from __future__ import annotations
@@ -33,10 +33,10 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from es_scm.options.validation import NON_NEGATIVE_INT, OrNone, check
 from es_scm.similarity import TermSimilarityMatrix
-from es_scm.similarity.scoring import QueryVector
+from es_scm.similarity.scm import QueryVector
 from es_scm.similarity.unseen import UnseenWord
-from es_scm.validation import NON_NEGATIVE_INT, OrNone, check
 
 __all__ = ["Explanation", "TermPair", "explain_query", "explain_vectors"]
 

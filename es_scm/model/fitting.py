@@ -23,10 +23,10 @@ import numpy as np
 
 from es_scm.model.parallel import count_texts
 from es_scm.model.similarity_source import EmbeddingsLike, SimilaritySource, similarity_source
-from es_scm.model.text import Tokenizer
+from es_scm.model.text import Tokenizer, Vocabulary
 from es_scm.model.trained import own_corpus_sink, resolve_embeddings
-from es_scm.model.vocabulary import Vocabulary
 from es_scm.options import LevenshteinOptions, SimilarityOptions
+from es_scm.options.validation import NON_NEGATIVE_INT, POSITIVE_INT, OrNone, check, check_dtype
 from es_scm.progress import Progress, tracked
 from es_scm.similarity import TermSimilarityMatrix
 from es_scm.similarity.factory import (
@@ -37,7 +37,6 @@ from es_scm.similarity.factory import (
 )
 from es_scm.similarity.synonyms import Synonyms, as_synonyms
 from es_scm.similarity.unseen import UnseenTerms
-from es_scm.validation import NON_NEGATIVE_INT, POSITIVE_INT, OrNone, check, check_dtype
 
 __all__ = ["SimilarityRecipe", "fit_parts", "similarity_recipe"]
 

@@ -2,7 +2,7 @@
 
 Fitting a vocabulary is pure Python (tokenizing and counting), so threads would not help: the
 corpus is cut into chunks of texts that worker processes tokenize and count
-(:class:`~es_scm.model.vocabulary.TermCounts`), each accumulating its own counts until the corpus
+(:class:`~es_scm.model.text.TermCounts`), each accumulating its own counts until the corpus
 ends; the parent reads the texts, hands out the chunks and merges the workers' counts. The
 vocabulary is a function of the merged counts alone (ids by descending df, ties by term), so it is
 the same as one fitted in-process, bit for bit.
@@ -27,8 +27,7 @@ from collections.abc import Iterable, Iterator
 from itertools import chain, islice
 from typing import Any
 
-from es_scm.model.text import Tokenizer
-from es_scm.model.vocabulary import TermCounts
+from es_scm.model.text import TermCounts, Tokenizer
 
 __all__ = ["CHUNK_SIZE", "MIN_PARALLEL_DOCUMENTS", "count_texts", "resolve_n_jobs"]
 

@@ -24,7 +24,7 @@ never writes a link, the refusal comes from the open itself (``O_NOFOLLOW``, so 
 swap a link in between a check and the open), and a model is shared by copying its folder or
 linking the folder itself (which loads). A named pipe or a device is refused without blocking.
 ``model.json`` may hold :data:`CONFIG_LIMIT` bytes and ``vocabulary.json``
-:data:`~es_scm.model.vocabulary.FILE_LIMIT`, checked before they are read; the arrays of
+:data:`~es_scm.model.text.FILE_LIMIT`, checked before they are read; the arrays of
 ``similarity.npz`` and ``unseen.npz`` are checked against the vocabulary's number of terms and
 their size on disk before any is unpacked (:func:`~es_scm.similarity.matrix_files.read_matrix`,
 :func:`~es_scm.similarity.unseen.unseen_problem`). Every refusal is one line naming the file.
@@ -45,9 +45,7 @@ import scipy.sparse as sp
 
 from es_scm.files import UnsafeFileError, open_regular, read_json, read_npz
 from es_scm.model.saving import replace_folder, restore_interrupted_save
-from es_scm.model.text import Tokenizer
-from es_scm.model.vocabulary import FILE_LIMIT, Vocabulary
-from es_scm.model.weighting import TermWeighting
+from es_scm.model.text import FILE_LIMIT, TermWeighting, Tokenizer, Vocabulary
 from es_scm.similarity import TermSimilarityMatrix
 from es_scm.similarity.matrix_files import read_matrix
 from es_scm.similarity.unseen import UnseenTerms, unseen_problem

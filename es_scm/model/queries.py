@@ -2,16 +2,14 @@
 
 :meth:`es_scm.model.SoftCosineModel.query_vector` finds a query's words outside the vocabulary
 that the model's :class:`~es_scm.similarity.unseen.UnseenTerms` know (:func:`unseen_words`); their
-SCM is every query's (:mod:`es_scm.similarity.scoring`).
+SCM is every query's (:mod:`es_scm.similarity.scm`).
 """
 
 from __future__ import annotations
 
 from collections import Counter
 
-from es_scm.model.text import Tokenizer
-from es_scm.model.vocabulary import Vocabulary
-from es_scm.model.weighting import TermWeighting
+from es_scm.model.text import TermWeighting, Tokenizer, Vocabulary
 from es_scm.similarity.unseen import UnseenTerms, UnseenWord
 
 __all__ = ["unseen_words"]

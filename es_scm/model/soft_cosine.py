@@ -7,7 +7,7 @@ space model (Novotný, CIKM '18, Definition 3.1) and measures their soft cosine
 
 (the remark to Lemma 3.3). It holds the text side (a tokenizer, a fitted vocabulary and a
 weighting per role: texts are tokenized, counted against the vocabulary by
-:class:`~es_scm.model.counting.TermCounter`, one dictionary lookup per token, and weighted;
+:class:`~es_scm.model.text.TermCounter`, one dictionary lookup per token, and weighted;
 documents and queries are weighted apart; vectors are rows), S, and the words outside the
 vocabulary that a query may use. It is one class, as scikit-learn's vectorizers are: fitted
 state made once by :meth:`SoftCosineModel.build` (its parts fitted by :mod:`es_scm.model.fitting`)
@@ -30,28 +30,28 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from es_scm.defaults import SIMILARITY_DEFAULTS, UNSEEN_LIMIT
 from es_scm.fusion import hybrid_settings
 from es_scm.model import persistence
-from es_scm.model.counting import TermCounter
 from es_scm.model.explanation import Explanation, explain_query
 from es_scm.model.fitting import fit_parts, similarity_recipe
 from es_scm.model.queries import unseen_words
 from es_scm.model.similarity_source import EmbeddingsLike
-from es_scm.model.text import Tokenizer
-from es_scm.model.token_counts import TokenCounts
-from es_scm.model.vocabulary import Vocabulary
-from es_scm.model.weighting import (
+from es_scm.model.text import (
     Role,
+    TermCounter,
     TermWeighting,
+    TokenCounts,
+    Tokenizer,
+    Vocabulary,
     WeightingLike,
     as_weighting,
     query_weighting_for,
 )
 from es_scm.options import LevenshteinOptions, SimilarityOptions
+from es_scm.options.defaults import SIMILARITY_DEFAULTS, UNSEEN_LIMIT
 from es_scm.similarity import TermSimilarityMatrix
 from es_scm.similarity.factory import SimilarityLike
-from es_scm.similarity.scoring import QueryVector, query_vector
+from es_scm.similarity.scm import QueryVector
 from es_scm.similarity.sources import DTYPE
 from es_scm.similarity.unseen import UnseenTerms
 
@@ -76,9 +76,9 @@ class SoftCosineModel:
     document_weighting, query_weighting : TermWeighting, str, dict or None, default=None
         W for documents and for queries: a weighting, a spec (``"log-smooth"``, ``"bm25"``, see
         :meth:`TermWeighting.from_spec`) or a :meth:`TermWeighting.get_config` dict; ``None`` is
-        :data:`es_scm.defaults.DEFAULT_WEIGHTING`. A ``None`` query weighting is the document
-        weighting, or the default for BM25 documents
-        (:func:`~es_scm.model.weighting.query_weighting_for`).
+        :data:`es_scm.options.defaults.DEFAULT_WEIGHTING`. A ``None`` query weighting is the
+        document weighting, or the default for BM25 documents
+        (:func:`~es_scm.model.text.query_weighting_for`).
     similarity_matrix : TermSimilarityMatrix
         S, over exactly ``vocabulary.terms`` in the same order.
     hybrid : dict, optional
@@ -153,7 +153,7 @@ class SoftCosineModel:
         """Return the term counts of ``texts``, one row per text (int64 CSR, sorted indices).
 
         Equal to ``vocabulary.to_counts(tokenizer.tokenize_many(texts))``, faster: one dictionary
-        lookup per token (:class:`~es_scm.model.counting.TermCounter`). ``tokens``, if given, is
+        lookup per token (:class:`~es_scm.model.text.TermCounter`). ``tokens``, if given, is
         added the number of tokens that are terms and of those that are unknown
         (:class:`TokenCounts`), at no extra cost.
         """
@@ -187,8 +187,8 @@ class SoftCosineModel:
 
     def global_weights(self, role: Role = "query") -> np.ndarray:
         """The idf factor of every vocabulary term in ``role``'s weighting, computed once
-        (:meth:`~es_scm.model.weighting.TermWeighting.global_weights`; the query signals read
-        the query's, :func:`es_scm.query_signals.query_signals`)."""
+        (:meth:`~es_scm.model.text.TermWeighting.global_weights`; the query signals read
+        the query's, :func:`es_scm.fusion.signals.query_signals`)."""
         if role not in self._global_weights:
             weighting = self._weighting(role)
             self._global_weights[role] = weighting.global_weights(self.vocabulary)
@@ -269,7 +269,8 @@ class SoftCosineModel:
         min_df, max_df, max_terms
             Vocabulary pruning; see :class:`Vocabulary`.
         document_weighting, query_weighting : TermWeighting, str, dict or None
-            See the class; the default is :data:`es_scm.defaults.DEFAULT_WEIGHTING` on both sides.
+            See the class; the default is :data:`es_scm.options.defaults.DEFAULT_WEIGHTING` on both
+            sides.
         similarity : TermSimilarityMatrix or callable, optional
             A ready S (over the vocabulary's terms, or a superset that is then restricted to
             them), or a function ``terms -> TermSimilarityMatrix`` (e.g. a thesaurus with
@@ -283,14 +284,14 @@ class SoftCosineModel:
             :mod:`es_scm.similarity.synonyms`), their entries mapped to terms by ``tokenizer``:
             alone they are S; with other sources S is ``w·S_synonyms + (1 − w)·S_others`` off
             the unit diagonal, ``w`` the ``weight`` of ``Synonyms`` (default
-            :data:`es_scm.defaults.SYNONYM_DEFAULTS`).
+            :data:`es_scm.options.defaults.SYNONYM_DEFAULTS`).
         nonzero_limit, threshold, exponent, symmetric, dominant, neighbors, column_order
             How S is built (:class:`~es_scm.options.SimilarityOptions`, checked together), with
-            the defaults of :data:`es_scm.defaults.SIMILARITY_DEFAULTS`; ``neighbors="gensim"``
-            gives gensim's matrix bit for bit, ``column_order="id"`` fills S's columns by term id
-            instead of rarest term first. ``threshold`` and ``exponent`` None: each source of
-            vectors its own (:data:`es_scm.defaults.EMBEDDING_SOURCE`,
-            :data:`es_scm.defaults.ENCODER_DEFAULTS`); given, they apply to every source of
+            the defaults of :data:`es_scm.options.defaults.SIMILARITY_DEFAULTS`;
+            ``neighbors="gensim"`` gives gensim's matrix bit for bit, ``column_order="id"`` fills
+            S's columns by term id instead of rarest term first. ``threshold`` and ``exponent``
+            None: each source of vectors its own (:data:`es_scm.options.defaults.EMBEDDING_SOURCE`,
+            :data:`es_scm.options.defaults.ENCODER_DEFAULTS`); given, they apply to every source of
             vectors except a combined part that has its own.
         dtype, batch_size
             S's float dtype and the terms per matrix product (see ``from_embeddings``).
@@ -337,14 +338,14 @@ class SoftCosineModel:
         """The query as the SCM uses it: x = W(q), x' and its soft norm, computed once.
 
         Query words outside the vocabulary that :attr:`unseen` knows join x' and the norm
-        (:func:`es_scm.similarity.scoring.query_vector`); others are ignored.
+        (:func:`es_scm.similarity.TermSimilarityMatrix.query_vector`); others are ignored.
         """
         weights = self.vectorize(text, role="query")
         words = []
         if self.unseen is not None:
             args = (self.tokenizer, self.vocabulary, self.query_weighting, self.unseen)
             words = unseen_words(text, *args)
-        return query_vector(self.similarity_matrix, weights, words)
+        return self.similarity_matrix.query_vector(weights, words)
 
     def similarity(
         self,
@@ -376,7 +377,7 @@ class SoftCosineModel:
         document's; ValueError if its SCM is undefined."""
         if role == "query":
             return self.query_vector(text).require_norm()
-        return query_vector(self.similarity_matrix, self.vectorize(text, role=role)).require_norm()
+        return self.similarity_matrix.query_vector(self.vectorize(text, role=role)).require_norm()
 
     def explain(
         self,

@@ -27,8 +27,8 @@ import numpy as np
 
 from es_scm.extras import require
 from es_scm.files import open_regular
+from es_scm.options.validation import NON_NEGATIVE_INT, OrNone, check
 from es_scm.similarity.neighbors import unit_rows
-from es_scm.validation import NON_NEGATIVE_INT, OrNone, check
 
 if TYPE_CHECKING:  # pragma: no cover
     from gensim.models import KeyedVectors

@@ -13,7 +13,7 @@ when the model's terms are known, :meth:`EncoderVectors.vectors` makes
 
 from which S is built as from any word vectors (:mod:`es_scm.similarity.sources`: the same
 neighbour search, threshold, exponent and ``nonzero_limit``, with the encoder's own defaults,
-:data:`es_scm.defaults.ENCODER_DEFAULTS`).
+:data:`es_scm.options.defaults.ENCODER_DEFAULTS`).
 
 How a word is encoded, ``mode``
     ``"word"`` (the default): the word alone through the encoder — its pieces wrapped in the
@@ -36,7 +36,9 @@ The terms covered, ``max_terms``
     encoder's dimensions (384): 161,143 terms took 145 s, 60,000 take about a seventh of it.
 Cache
     The pieces' vectors are cached once per encoder (keyed by its identity: the fingerprint of
-    its files and sentence-transformers' version), the words encoded alone under a key that also
+    its files, the backend that encodes it and that backend's version, so that one build never
+    mixes the numpy backend's vectors with sentence-transformers'), the words encoded alone
+    under a key that also
     hashes the words; both as a float32 ``.npy`` and a JSON word list (no pickle) in the
     trainer's private cache folder (``cache_dir``, else ``$ES_SCM_CACHE/embeddings``:
     :mod:`es_scm.similarity.training_files`). A second build of the same corpus encodes
@@ -57,12 +59,12 @@ from typing import Any
 import numpy as np
 from scipy import sparse
 
-from es_scm.defaults import ENCODER_DEFAULTS
 from es_scm.encoder import ProgressCallback, SentenceEncoder
 from es_scm.options import EncoderOptions, check_fields
+from es_scm.options.defaults import ENCODER_DEFAULTS
+from es_scm.options.validation import OrNone, Text, check
 from es_scm.similarity.embeddings import WordEmbeddings
 from es_scm.similarity.training_files import VectorCache, default_cache_dir, private_directory
-from es_scm.validation import OrNone, Text, check
 
 __all__ = ["EncoderVectors", "as_encoder_vectors"]
 
@@ -90,13 +92,14 @@ class EncoderVectors:
     max_terms : int or None
         Only the first ``max_terms`` terms get vectors (a vocabulary's most frequent first).
     device : str, optional
-        torch's device for an encoder given by name.
+        torch's device for an encoder given by name (a device other than the CPU takes the
+        sentence-transformers backend).
     cache_dir : path, optional
         The cache folder (default ``$ES_SCM_CACHE/embeddings``).
     progress : callable, optional
         ``progress(done, total)`` while encoding (a progress bar).
 
-    The defaults are :data:`es_scm.defaults.ENCODER_DEFAULTS`.
+    The defaults are :data:`es_scm.options.defaults.ENCODER_DEFAULTS`.
     """
 
     encoder: SentenceEncoder | str = ENCODER_DEFAULTS.model

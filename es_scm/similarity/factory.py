@@ -2,16 +2,16 @@ r"""Which sources make S for a model: word vectors, edit distance, synonym files
 
 :func:`build_similarity` is what :meth:`es_scm.model.SoftCosineModel.build` and every command
 call, with options checked once (:class:`~es_scm.options.SimilarityOptions`, defaults
-:data:`es_scm.defaults.SIMILARITY_DEFAULTS`), so that one set of options means the same matrix
-everywhere. Its word vectors come resolved: :class:`~es_scm.similarity.WordEmbeddings`, or
+:data:`es_scm.options.defaults.SIMILARITY_DEFAULTS`), so that one set of options means the same
+matrix everywhere. Its word vectors come resolved: :class:`~es_scm.similarity.WordEmbeddings`, or
 :class:`CombinedSources` of them (:mod:`es_scm.model.similarity_source` reads ``embeddings=``,
 trains and encodes what is to be trained or encoded first).
 
 Each source of vectors is built with its own threshold, exponent and ``nonzero_limit``
 (:func:`~es_scm.options.source_settings`): a part's own (:class:`SourcePart`), else the model's
-given ones, else its kind's defaults — :data:`~es_scm.defaults.ENCODER_DEFAULTS` for a sentence
-encoder's vectors, :data:`~es_scm.defaults.EMBEDDING_SOURCE` for other word vectors — and its
-build record says which it used. S is then
+given ones, else its kind's defaults — :data:`~es_scm.options.defaults.ENCODER_DEFAULTS` for a
+sentence encoder's vectors, :data:`~es_scm.options.defaults.EMBEDDING_SOURCE` for other word vectors
+— and its build record says which it used. S is then
 
 .. math:: S = I + (1 - w)\,[(1 - \lambda)(S_\text{vectors} - I) + \lambda (S_\text{edit} - I)]
     + w\,(S_\text{synonyms} - I),
@@ -28,18 +28,18 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from es_scm.defaults import (
-    EMBEDDING_SOURCE,
-    ENCODER_DEFAULTS,
-    LEVENSHTEIN_DEFAULTS,
-    SIMILARITY_DEFAULTS,
-)
 from es_scm.options import (
     EncoderOptions,
     LevenshteinOptions,
     SimilarityOptions,
     SourceOptions,
     source_settings,
+)
+from es_scm.options.defaults import (
+    EMBEDDING_SOURCE,
+    ENCODER_DEFAULTS,
+    LEVENSHTEIN_DEFAULTS,
+    SIMILARITY_DEFAULTS,
 )
 from es_scm.similarity.embeddings import WordEmbeddings
 from es_scm.similarity.encoded import EncoderVectors
@@ -293,8 +293,9 @@ def levenshtein_options(
 ) -> LevenshteinOptions | None:
     """``levenshtein=`` of :meth:`SoftCosineModel.build` as its typed option.
 
-    ``False`` is None (no edit distance), ``True`` :data:`es_scm.defaults.LEVENSHTEIN_DEFAULTS`,
-    a float λ in (0, 1) the defaults with ``weight`` λ; :class:`LevenshteinOptions` are kept.
+    ``False`` is None (no edit distance), ``True``
+    :data:`es_scm.options.defaults.LEVENSHTEIN_DEFAULTS`, a float λ in (0, 1) the defaults with
+    ``weight`` λ; :class:`LevenshteinOptions` are kept.
     """
     if isinstance(levenshtein, LevenshteinOptions):
         return levenshtein

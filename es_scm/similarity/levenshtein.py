@@ -22,9 +22,9 @@ from scipy import sparse
 
 from es_scm.extras import require
 from es_scm.options import LevenshteinOptions, SimilarityOptions
+from es_scm.options.validation import check_terms
 from es_scm.similarity.builder import column_order, greedy_matrix
 from es_scm.similarity.sources import DTYPE
-from es_scm.validation import check_terms
 
 __all__ = ["BATCH_SIZE", "levenshtein_matrix"]
 

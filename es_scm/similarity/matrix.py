@@ -41,21 +41,14 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from scipy import sparse
 
-from es_scm.defaults import (
+from es_scm.options import SimilarityOptions
+from es_scm.options.defaults import (
     EMBEDDING_SOURCE,
     LEVENSHTEIN_DEFAULTS,
     SIMILARITY_DEFAULTS,
     SYNONYM_DEFAULTS,
 )
-from es_scm.options import SimilarityOptions
-from es_scm.similarity import scm
-from es_scm.similarity.embeddings import WordEmbeddings
-from es_scm.similarity.levenshtein import BATCH_SIZE, levenshtein_matrix
-from es_scm.similarity.matrix_files import read_matrix, write_matrix
-from es_scm.similarity.sources import as_embeddings, embedding_matrix
-from es_scm.similarity.synonyms import Synonyms, synonym_matrix
-from es_scm.similarity.thesaurus import pairs_matrix
-from es_scm.validation import (
+from es_scm.options.validation import (
     FLOAT_DTYPES,
     NON_NEGATIVE_INT,
     POSITIVE_INT,
@@ -64,9 +57,18 @@ from es_scm.validation import (
     check_dtype,
     check_terms,
 )
+from es_scm.similarity import scm
+from es_scm.similarity.embeddings import WordEmbeddings
+from es_scm.similarity.levenshtein import BATCH_SIZE, levenshtein_matrix
+from es_scm.similarity.matrix_files import read_matrix, write_matrix
+from es_scm.similarity.sources import as_embeddings, embedding_matrix
+from es_scm.similarity.synonyms import Synonyms, synonym_matrix
+from es_scm.similarity.thesaurus import pairs_matrix
 
 if TYPE_CHECKING:  # pragma: no cover
     from gensim.models import KeyedVectors
+
+    from es_scm.similarity.unseen import UnseenWord
 
 __all__ = ["TermSimilarityMatrix", "canonical_matrix", "combined_matrix", "principal_block"]
 
@@ -194,7 +196,7 @@ class TermSimilarityMatrix:
             Maps an entry to its terms, e.g. a model's :class:`~es_scm.model.Tokenizer`.
         similarity, threshold, exponent
             See :class:`~es_scm.options.SynonymOptions`
-            (defaults :data:`es_scm.defaults.SYNONYM_DEFAULTS`).
+            (defaults :data:`es_scm.options.defaults.SYNONYM_DEFAULTS`).
         symmetric : bool, optional
             Relate the terms of a pair both ways (the default).
         nonzero_limit : int or None, optional
@@ -290,9 +292,9 @@ class TermSimilarityMatrix:
         dominant : bool, optional
             Keep every column's absolute off-diagonal sum below 1; with ``symmetric`` this makes
             S positive definite. These and ``neighbors`` default to
-            :data:`es_scm.defaults.SIMILARITY_DEFAULTS` (:class:`es_scm.options.SimilarityOptions`),
-            the threshold and exponent to word vectors' own
-            (:data:`es_scm.defaults.EMBEDDING_SOURCE`).
+            :data:`es_scm.options.defaults.SIMILARITY_DEFAULTS`
+            (:class:`es_scm.options.SimilarityOptions`), the threshold and exponent to word vectors'
+            own (:data:`es_scm.options.defaults.EMBEDDING_SOURCE`).
         document_frequencies : sequence of numbers or None, optional
             One per term: the columns are visited rarest term first (ties by term id), and each
             column's candidates are inserted in the same order; by term id when None. This is
@@ -507,6 +509,39 @@ class TermSimilarityMatrix:
     def expand_documents(self, Y: Any) -> sparse.csr_array:
         """Document-side expansion, rows (Sy)ᵀ, so that xᵀ(Sy) = xᵀSy: :func:`scm.expand` of Sᵀ."""
         return scm.expand(self.matrix.T, Y)
+
+    def query_vector(self, weights: Any, unseen: Sequence[UnseenWord] = ()) -> scm.QueryVector:
+        """The value of a query x = ``weights`` over S's terms, and of its ``unseen`` words
+        (:mod:`es_scm.similarity.unseen`): x, x' = Sᵀx + Eᵀx_W and the soft norm
+        ‖x‖² = xᵀSx + 2x_WᵀEx + x_Wᵀx_W, computed once (:class:`~es_scm.similarity.scm.QueryVector`,
+        the one score path).
+
+        The soft norm is x'ᵀx, read off the expansion: no second product with S. Where that is
+        not a positive finite number, the checked kernel of :meth:`soft_norm` decides instead:
+        it rescales weights whose squares overflow, and names an S that is not positive
+        semi-definite.
+        """
+        weights = sparse.csr_matrix(weights)
+        if weights.shape[0] == 1 and weights.has_canonical_format:  # a query: S's rows, directly
+            expansion = scm.expand_vector(self.rows, sparse.csr_array(weights))
+        else:
+            expansion = self.expand(weights)
+        squared = 0.0
+        if weights.nnz:
+            squared = float(scm.dot(expansion, weights)[0, 0])
+            if not 0.0 < squared < math.inf:
+                squared = float(self.soft_norm(weights)) ** 2
+        extra = None
+        if unseen:
+            rows = scm.stored_rows([(u.terms, u.similarities) for u in unseen], len(self.terms))
+            x_w = np.array([u.weight for u in unseen], dtype=np.float64)
+            extra = sparse.csr_array(sparse.csr_matrix(x_w @ rows))
+            expansion = sparse.csr_array(expansion + extra)
+            expansion.sort_indices()
+            cross = float(x_w @ (rows @ weights.T).toarray().ravel()) if weights.nnz else 0.0
+            squared += 2.0 * cross + float(x_w @ x_w)
+        norm = math.sqrt(squared) if squared > 0.0 else 0.0
+        return scm.QueryVector(weights, expansion, norm, tuple(unseen), extra)
 
     def spectral_norm_bound(self) -> float:
         """An upper bound of ‖S‖₂, √(‖S‖₁‖S‖_∞) (Hölder): ‖Sy‖₂ ≤ this · ‖y‖₂ for every y."""

@@ -7,10 +7,10 @@ Every score es-scm computes goes through the kernels here, called through the te
 layer (:class:`es_scm.similarity.TermSimilarityMatrix`, which caches S as float64 CSR): indexing
 normalizes documents with :func:`normalize`; a query is expanded once with :func:`expand` and
 every score is then a :func:`dot` of its expansion with documents
-(:mod:`es_scm.similarity.scoring`, the one score path of search, the brute force, explanations and
+(:mod:`es_scm.similarity.scm`, the one score path of search, the brute force, explanations and
 :func:`inner_product`). The theorems that the search path relies on but does not run (the Cholesky
 basis of Theorem 3.2 and the coordinate transforms of Theorems 4.1–4.3) are implemented as
-reference code, checked by the tests, in :mod:`es_scm.similarity.theorems`.
+reference code beside the tests that check them (``tests/unit/theorems.py``).
 
 Notation and conventions
 ------------------------
@@ -19,7 +19,7 @@ Notation and conventions
 ``spmatrix`` or ``sparray``) or a dense numpy array. The term weighting ``W`` of the paper is
 assumed to be applied already: a "vector" here is the weighted vector :math:`\mathbf{W}(x)_\alpha`.
 **Rows are documents** (scikit-learn's convention, unlike the paper and gensim); what counts as a
-vector and as a corpus is said in :mod:`es_scm.similarity.operands`.
+vector and as a corpus is said in :mod:`es_scm.similarity.scm`.
 
 * **Lemma 3.3** — the inner product in the soft VSM is :math:`\langle x, y\rangle = x^T S y`;
   its remark gives the soft cosine measure (SCM)
@@ -54,35 +54,191 @@ coordinates is sliced out (other sparse formats are converted to CSC on every ca
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+import numbers
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, TypeAlias
 
 import numpy as np
 from scipy import sparse
 
-from es_scm.similarity.operands import (
-    Matrix,
-    Normalization,
-    VectorOrCorpus,
-    as_similarity_matrix,
-    canonical,
-    check_normalization,
-    coerce,
-    like_input,
-)
+if TYPE_CHECKING:  # pragma: no cover
+    from es_scm.similarity.unseen import UnseenWord
+
 
 __all__ = [
     "Contributions",
+    "Matrix",
     "Normalization",
+    "Operand",
+    "QueryVector",
+    "VectorOrCorpus",
+    "as_similarity_matrix",
+    "canonical",
+    "coerce",
     "contributions",
     "expand",
     "expand_vector",
     "inner_product",
     "normalize",
+    "rank",
     "soft_norm",
+    "stored_rows",
 ]
 
 # Relative tolerance under which a computed xᵀSx is treated as a rounding-level zero.
 _ROUNDING_TOLERANCE = 1e-10
+
+
+# --------------------------------------------------------------------------------------------
+# Operands: vectors and corpora as float64 CSR rows
+# --------------------------------------------------------------------------------------------
+#
+# A *vector* is a 1-D numpy array (or a list of numbers), a 1-D scipy sparse array, a scipy
+# sparse matrix with exactly one row, or a gensim-style bag of words ``[(term_id, weight), ...]``.
+# A *corpus* is a 2-D numpy array, a scipy sparse matrix with any other number of rows, or a list
+# of bags of words; **its rows are documents**. (A 2-D *dense* array is always a corpus, even
+# with a single row; a *sparse* matrix with a single row is always a vector.)
+
+Normalization: TypeAlias = bool | Literal["maintain"]
+#: Anything accepted as a vector or a corpus (see the module docstring).
+VectorOrCorpus: TypeAlias = Any
+#: Anything accepted as a term similarity matrix: a scipy sparse matrix/array or a dense array.
+Matrix: TypeAlias = Any
+
+
+class Operand(NamedTuple):
+    """A vector or corpus coerced to a float64 CSR array with rows as documents."""
+
+    rows: sparse.csr_array  # (m, n_terms), explicit zeros removed
+    is_corpus: bool
+    kind: Literal["dense", "sparse", "bow"]
+
+
+def as_similarity_matrix(S: Matrix) -> sparse.csc_array | sparse.csr_array:
+    """Return ``S`` as a square CSC or CSR sparse array (sparse data is not copied)."""
+    if sparse.issparse(S):
+        if S.ndim != 2 or S.shape[0] != S.shape[1]:
+            raise ValueError(f"the term similarity matrix S must be square, got shape {S.shape}")
+        if S.format == "csr":
+            return sparse.csr_array(S, copy=False)
+        if S.format == "csc":
+            return sparse.csc_array(S, copy=False)
+        return sparse.csc_array(S)
+    dense = np.asarray(S)
+    if dense.ndim != 2 or dense.shape[0] != dense.shape[1]:
+        raise ValueError(f"the term similarity matrix S must be square, got shape {dense.shape}")
+    return sparse.csc_array(dense)
+
+
+def _is_bow_pair(item: object) -> bool:
+    return (
+        isinstance(item, tuple | list)
+        and len(item) == 2
+        and isinstance(item[0], numbers.Integral)
+        and not isinstance(item[0], bool)
+    )
+
+
+def _bow_to_rows(documents: Sequence[Sequence[Any]], n_terms: int, name: str) -> sparse.csr_array:
+    indptr = [0]
+    indices: list[int] = []
+    data: list[float] = []
+    for document in documents:
+        for pair in document:
+            if not _is_bow_pair(pair):
+                raise TypeError(f"{name}: expected (term_id, weight) pairs, got {pair!r}")
+            term_id, weight = pair
+            if not 0 <= term_id < n_terms:
+                raise ValueError(f"{name}: term id {term_id} out of range for {n_terms} terms")
+            indices.append(int(term_id))
+            data.append(float(weight))
+        indptr.append(len(indices))
+    rows = sparse.csr_array(
+        (np.asarray(data, dtype=np.float64), np.asarray(indices, dtype=np.int64), indptr),
+        shape=(len(documents), n_terms),
+    )
+    rows.sum_duplicates()
+    return rows
+
+
+def coerce(X: VectorOrCorpus, n_terms: int, name: str) -> Operand:
+    """Coerce a vector or corpus to rows; see the module docstring for what counts as which."""
+    if sparse.issparse(X):
+        if X.ndim == 1:
+            rows = sparse.csr_array(X.reshape((1, -1)), dtype=np.float64, copy=True)
+            is_corpus = False
+        else:
+            rows = sparse.csr_array(X, dtype=np.float64, copy=True)
+            is_corpus = X.shape[0] != 1
+        kind: Literal["dense", "sparse", "bow"] = "sparse"
+    elif (
+        isinstance(X, list | tuple)
+        and len(X) > 0
+        and all(isinstance(item, numbers.Real) for item in X)
+    ):  # a plain list of numbers is a dense vector
+        rows = sparse.csr_array(np.asarray(X, dtype=np.float64).reshape(1, -1))
+        is_corpus = False
+        kind = "dense"
+    elif isinstance(X, list | tuple):
+        if all(_is_bow_pair(item) for item in X):  # includes the empty bag of words
+            rows = _bow_to_rows([X], n_terms, name)
+            is_corpus = False
+        elif all(isinstance(item, list | tuple) for item in X):
+            rows = _bow_to_rows(X, n_terms, name)
+            is_corpus = True
+        else:
+            raise TypeError(
+                f"{name}: a list must be a bag of words [(term_id, weight), ...], a list of them,"
+                " or a list of numbers; pass numpy arrays for dense corpora"
+            )
+        kind = "bow"
+    else:
+        dense = np.asarray(X, dtype=np.float64)
+        if dense.ndim == 1:
+            rows = sparse.csr_array(dense.reshape(1, -1))
+            is_corpus = False
+        elif dense.ndim == 2:
+            rows = sparse.csr_array(dense)
+            is_corpus = True
+        else:
+            raise ValueError(f"{name}: expected a 1-D vector or a 2-D corpus, got {dense.ndim}-D")
+        kind = "dense"
+    if rows.shape[1] != n_terms:
+        raise ValueError(
+            f"{name} has {rows.shape[1]} term columns but S is {n_terms} × {n_terms}"
+            " (rows of a corpus are documents, columns are terms)"
+        )
+    rows.eliminate_zeros()
+    return Operand(rows, is_corpus, kind)
+
+
+def canonical(rows: sparse.csr_array) -> sparse.csr_array:
+    """``rows`` with sorted, distinct indices (a copy only when they are not)."""
+    if rows.has_canonical_format:
+        return rows
+    rows = rows.copy()
+    rows.sum_duplicates()
+    return rows
+
+
+def check_normalization(value: object, side: str) -> Normalization:
+    if isinstance(value, bool | np.bool_):
+        return bool(value)
+    if isinstance(value, str) and value == "maintain":
+        return "maintain"
+    raise ValueError(
+        f"{value!r} is not a valid value of normalized ({side}): use True, False or 'maintain'"
+    )
+
+
+def like_input(rows: sparse.csr_array, operand: Operand) -> Any:
+    """Return ``rows`` in the same kind as the input: dense → numpy (1-D for a vector), else CSR."""
+    if operand.kind == "dense":
+        dense = rows.toarray()
+        return dense if operand.is_corpus else dense.reshape(-1)
+    return rows
 
 
 # --------------------------------------------------------------------------------------------
@@ -525,3 +681,101 @@ def _one_vector(
     operand.rows.sum_duplicates()
     operand.rows.eliminate_zeros()
     return operand.rows
+
+
+# --------------------------------------------------------------------------------------------
+# The one score path: a query's value, computed once, and its SCM with normalized documents
+# --------------------------------------------------------------------------------------------
+#
+# A query (or the first text of any SCM) is used through its :class:`QueryVector`: the weighted
+# vector x over S's terms, its expansion x' = Sᵀx (Theorem 4.1; with the query's words outside
+# the vocabulary, x' = Sᵀx + Eᵀx_W, :mod:`es_scm.similarity.unseen`) and its soft norm, where
+# ‖x‖²_S = xᵀSx = x'ᵀx is the expansion's dot product with x itself, so S is read once per query
+# (:meth:`~es_scm.similarity.TermSimilarityMatrix.query_vector`). A document is used normalized
+# as at indexing, y' = y / ‖y‖_S (Theorem 4.2), and SCM(x, y) = clip(x'ᵀy' / ‖x‖_S) (clipped as
+# gensim does) is :meth:`QueryVector.scores`, for one document or many in one sparse product
+# (:func:`dot`). Every SCM es-scm reports is computed there: exact search's windows, rescoring
+# and hybrid search's SCM side (through :class:`~es_scm.search.query.ExpandedQuery`, a
+# QueryVector with its clauses), explanations, the brute force and
+# :meth:`~es_scm.model.SoftCosineModel.similarity`. The product sums each x'ᵀy' from 0 in
+# increasing term order whatever the documents' layout, so a document's score has the same bits
+# in exact search (a window of stored vectors) and in the brute force (a whole collection).
+# Equal scores are therefore equal, with no rounding, and every ranking of es-scm — exact search,
+# rescoring, hybrid search and the brute force — is :func:`rank`: by score, then by document id.
+
+
+def rank(scored: Iterable[tuple[str, float]]) -> list[tuple[str, float]]:
+    """``(id, score)`` pairs best first: by score, then by id (equal scores).
+
+    The one ranking rule of es-scm: search on Elasticsearch and the brute force rank alike.
+    """
+    return sorted(scored, key=lambda item: (-item[1], item[0]))
+
+
+@dataclass(frozen=True)
+class QueryVector:
+    r"""A query as the SCM uses it, computed once: x, x' = Sᵀx + Eᵀx_W and :math:`\lVert x\rVert`.
+
+    ``weights`` is x over the terms (``(1, n_terms)`` CSR), ``expansion`` x' over the terms,
+    ``norm`` the soft norm (with the words outside the vocabulary), ``unseen`` those words and
+    ``unseen_expansion`` their part of x', Eᵀx_W (None without them).
+    """
+
+    weights: sparse.csr_matrix
+    expansion: sparse.csr_array
+    norm: float
+    unseen: tuple[UnseenWord, ...] = ()
+    unseen_expansion: sparse.csr_array | None = None
+
+    @property
+    def empty(self) -> bool:
+        return self.norm <= 0.0
+
+    @cached_property
+    def dense_expansion(self) -> np.ndarray:
+        """x' as a dense float64 vector over the terms, made once: what each stored row's
+        product reads (:func:`es_scm.similarity.scm.dot`'s arithmetic on a CSR side)."""
+        dense = np.zeros(self.expansion.shape[1], dtype=np.float64)
+        dense[self.expansion.indices] = self.expansion.data
+        return dense
+
+    def require_norm(self) -> QueryVector:
+        """This value; ValueError if x is not zero but its soft norm is (no SCM is defined)."""
+        if self.empty and (self.weights.nnz or self.unseen):
+            raise ValueError(
+                "the query's squared soft norm xᵀSx is not positive: S is not positive "
+                "semi-definite on it (negative similarities?)"
+            )
+        return self
+
+    def scores(self, documents: Any) -> np.ndarray:
+        """SCM(x, y) = x'ᵀy' / ‖x‖_S, clipped to [−1, 1], of every normalized row y' of
+        ``documents`` (a CSR or CSC matrix, rows are documents); 0 for an empty side.
+
+        CSR rows are read whole (a window of hits); a CSC matrix only in its columns of the
+        expansion's terms (an inverted index in memory). The bits are the same either way.
+        """
+        if self.norm <= 0.0:
+            return np.zeros(documents.shape[0], dtype=np.float64)
+        if documents.format == "csc":
+            products = dot(self.expansion, documents)[0]
+        else:  # dot's arithmetic on a CSR side, with x' made dense once per query
+            rows = canonical(sparse.csr_array(documents))
+            products = np.asarray(rows @ self.dense_expansion, dtype=np.float64)
+        return np.clip(products / self.norm, -1.0, 1.0)
+
+
+def stored_rows(vectors: Sequence[tuple[np.ndarray, np.ndarray]], n_terms: int) -> sparse.csr_array:
+    """Vectors given as (term ids, float64 values), e.g. hits' stored y', as the rows of one CSR
+    matrix of ``n_terms`` columns, each sorted by term."""
+    lengths = [len(terms) for terms, _ in vectors]
+    indptr = np.zeros(len(vectors) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=indptr[1:])
+    terms = np.concatenate([t for t, _ in vectors]) if vectors else np.zeros(0, np.int64)
+    values = np.concatenate([v for _, v in vectors]) if vectors else np.zeros(0)
+    rows = sparse.csr_array(
+        (values.astype(np.float64, copy=False), terms.astype(np.int64, copy=False), indptr),
+        shape=(len(vectors), n_terms),
+    )
+    rows.sort_indices()
+    return rows

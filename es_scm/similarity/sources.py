@@ -34,11 +34,11 @@ import numpy as np
 from scipy import sparse
 
 from es_scm.options import SimilarityOptions
+from es_scm.options.validation import check_terms
 from es_scm.progress import Progress
 from es_scm.similarity.builder import column_order, greedy_matrix
 from es_scm.similarity.embeddings import WordEmbeddings
 from es_scm.similarity.neighbors import top_candidates, unit_rows
-from es_scm.validation import check_terms
 
 __all__ = ["DTYPE", "Search", "as_embeddings", "embedding_matrix"]
 

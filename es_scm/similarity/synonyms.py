@@ -30,8 +30,8 @@ is not UTF-8 is an error naming the file and the line.
 
 A pair whose two terms are the model's terms enters S with ``similarity ** exponent`` if its
 similarity is above ``threshold`` (:class:`~es_scm.options.SynonymOptions`, defaults
-:data:`es_scm.defaults.SYNONYM_DEFAULTS`), in both directions when S is symmetric (the model's
-``symmetric``: an explicit mapping then counts both ways, as Elasticsearch's does when its
+:data:`es_scm.options.defaults.SYNONYM_DEFAULTS`), in both directions when S is symmetric (the
+model's ``symmetric``: an explicit mapping then counts both ways, as Elasticsearch's does when its
 filter runs at index and at query time); a later pair overwrites an earlier one (the thesaurus
 builder, :func:`es_scm.similarity.thesaurus.pairs_matrix`). A pair with a term outside the
 vocabulary is counted and reported (``model.json``, ``es-scm model build``), and so are the
@@ -54,9 +54,9 @@ from typing import Any
 import numpy as np
 from scipy import sparse
 
-from es_scm.defaults import SIMILARITY_DEFAULTS, SYNONYM_DEFAULTS
 from es_scm.files import utf8_lines
 from es_scm.options import SynonymOptions, check_fields
+from es_scm.options.defaults import SIMILARITY_DEFAULTS, SYNONYM_DEFAULTS
 from es_scm.similarity.thesaurus import pairs_matrix
 
 __all__ = [
@@ -80,7 +80,7 @@ _TSV_SUFFIXES = (".tsv", ".tab")
 @dataclass(frozen=True)
 class Synonyms:
     """Synonym files and how they enter S (the fields of :class:`~es_scm.options.SynonymOptions`,
-    checked alike, with the defaults :data:`es_scm.defaults.SYNONYM_DEFAULTS`).
+    checked alike, with the defaults :data:`es_scm.options.defaults.SYNONYM_DEFAULTS`).
 
     Parameters
     ----------

@@ -9,8 +9,8 @@ from typing import Any
 import numpy as np
 from scipy import sparse
 
+from es_scm.options.validation import check_dtype, check_terms
 from es_scm.similarity.builder import assemble
-from es_scm.validation import check_dtype, check_terms
 
 __all__ = ["pairs_matrix"]
 

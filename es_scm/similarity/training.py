@@ -5,9 +5,9 @@ build``, ``es-scm embeddings train`` and the evaluations all train through :func
 
 Scaled to the corpus
     Parameters left at ``None`` are chosen from the corpus's token count T by
-    :meth:`EmbeddingTraining.plan` (constants in :data:`es_scm.defaults.TRAINING_SCALE`): epochs
-    round(10,000 / √T) within [1, 100], so the total work grows as √T; fastText (skip-gram with
-    character n-grams, which relate *flow*, *flows* and *upflow* and give rare words a vector)
+    :meth:`EmbeddingTraining.plan` (constants in :data:`es_scm.options.defaults.TRAINING_SCALE`):
+    epochs round(10,000 / √T) within [1, 100], so the total work grows as √T; fastText (skip-gram
+    with character n-grams, which relate *flow*, *flows* and *upflow* and give rare words a vector)
     below 2 million tokens, word2vec above; an n-gram table sized to the vocabulary instead of
     gensim's 2 million buckets.
 Threads and determinism
@@ -47,9 +47,9 @@ from typing import Any
 
 import numpy as np
 
-from es_scm.defaults import TRAINING_DEFAULTS, TRAINING_SCALE
 from es_scm.extras import require
 from es_scm.options import TrainingOptions
+from es_scm.options.defaults import TRAINING_DEFAULTS, TRAINING_SCALE
 from es_scm.progress import Progress
 from es_scm.similarity.embeddings import WordEmbeddings
 from es_scm.similarity.training_files import (
@@ -112,12 +112,13 @@ class TrainingPlan:
 @dataclass(frozen=True)
 class EmbeddingTraining(TrainingOptions):
     """What to train: the method, gensim's parameters (:class:`~es_scm.options.TrainingOptions`,
-    checked when made; defaults :data:`es_scm.defaults.TRAINING_DEFAULTS`), and on which texts.
+    checked when made; defaults :data:`es_scm.options.defaults.TRAINING_DEFAULTS`), and on which
+    texts.
 
     Parameters
     ----------
     method : {"auto", "word2vec", "fasttext"}
-        ``"auto"`` picks by corpus size (:data:`es_scm.defaults.TRAINING_SCALE`).
+        ``"auto"`` picks by corpus size (:data:`es_scm.options.defaults.TRAINING_SCALE`).
     vector_size, window, sg, seed, min_n, max_n, sample
         gensim's parameters (``min_n``, ``max_n``: fastText's character n-gram lengths).
     min_count, epochs, bucket : int or None
@@ -162,7 +163,7 @@ class EmbeddingTraining(TrainingOptions):
     def plan(self, tokens: int, distinct: int) -> TrainingPlan:
         """The method and parameters for a corpus of ``tokens`` tokens, ``distinct`` distinct.
 
-        See :data:`es_scm.defaults.TRAINING_SCALE` for the rules and the measurements behind
+        See :data:`es_scm.options.defaults.TRAINING_SCALE` for the rules and the measurements behind
         them; a parameter given explicitly is kept as it is.
         """
         scale = TRAINING_SCALE

@@ -12,7 +12,8 @@ it gets a column of similarities to the terms, by the rule S's own columns follo
 sources that know w. This extends S to :math:`S' = \begin{pmatrix} S & E^T \\ E & I\end{pmatrix}`
 over T ∪ W, with E the rows :math:`s_{wt}` and no similarity between two such words. Documents
 hold no word of W, so for a query with terms x and words :math:`x_W`
-(:class:`~es_scm.similarity.scoring.QueryVector`, :func:`~es_scm.similarity.scoring.query_vector`):
+(:class:`~es_scm.similarity.scm.QueryVector`,
+:meth:`~es_scm.similarity.TermSimilarityMatrix.query_vector`):
 
 .. math::
 

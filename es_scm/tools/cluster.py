@@ -21,15 +21,13 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from subprocess import Popen
 
+from es_scm.tools.defaults import DEFAULT_TIMEOUT, MAX_NODES
 from es_scm.tools.engine import ELASTICSEARCH, ENGINES, Engine
 from es_scm.tools.node import ClusterSpec, LocalElasticsearch, find_runtime
 from es_scm.tools.security import ADMIN_USER
 from es_scm.tools.system import LocalElasticsearchError
 
 __all__ = ["MAX_NODES", "LocalCluster", "saved_layout"]
-
-MAX_NODES = 9
-DEFAULT_TIMEOUT = 240.0
 
 
 def saved_layout(home: Path, port: int) -> dict | None:
@@ -266,16 +264,16 @@ class LocalCluster:
             status = self.nodes[0].status()
         else:
             health = self.health()
-            version = next(filter(None, (n.server_version() for n in self.nodes)), None)
+            reported = next(filter(None, (n.probe.engine() for n in self.nodes)), None)
             joined = health["number_of_nodes"] if health else 0
             status = {
                 "url": self.urls[0],
                 "running": health is not None,
                 "health": health.get("status") if health else None,
                 "nodes": f"{joined} of {len(self.nodes)} joined",
-                "version": version,
-                "engine": self.engine.name,
-                "configured_version": self.nodes[0].version,
+                "engine": reported[0] if reported else self.engine.name,
+                "version": reported[1] if reported else None,
+                "configured": f"{self.engine.name} {self.nodes[0].version}",
                 "home": str(self.home),
             }
             for node in self.nodes:

@@ -61,20 +61,25 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
-from es_scm.tools.cluster import MAX_NODES, LocalCluster, saved_layout
-from es_scm.tools.engine import ELASTICSEARCH, ENGINES, OPENSEARCH, engine_named
-from es_scm.tools.node import (
+from es_scm.tools.defaults import (
     DEFAULT_HEAP,
     DEFAULT_PORT,
+    DEFAULT_TIMEOUT,
     DEFAULT_VERSION,
-    LocalElasticsearch,
-    default_home,
+    MAX_NODES,
 )
-from es_scm.tools.security import ADMIN_USER, NOBODY_USER, USERS, WRITER_USER
-from es_scm.tools.system import LocalElasticsearchError, log
+from es_scm.tools.engine import ELASTICSEARCH, ENGINES, OPENSEARCH, engine_named
+
+if TYPE_CHECKING:  # pragma: no cover
+    from es_scm.tools.cluster import LocalCluster
+    from es_scm.tools.node import LocalElasticsearch, default_home
+    from es_scm.tools.system import LocalElasticsearchError
 
 __all__ = [
+    "ACTIONS",
     "DEFAULT_HEAP",
     "DEFAULT_PORT",
     "DEFAULT_VERSION",
@@ -87,6 +92,76 @@ __all__ = [
     "run",
 ]
 
+#: The runner's classes, imported when first used (PEP 562): ``es-scm --help`` and the parser
+#: of ``es-scm es`` need none of the runner's modules (Maven, Java, the distribution).
+_LAZY = {
+    "LocalCluster": "es_scm.tools.cluster",
+    "LocalElasticsearch": "es_scm.tools.node",
+    "default_home": "es_scm.tools.node",
+    "LocalElasticsearchError": "es_scm.tools.system",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        from importlib import import_module
+
+        return getattr(import_module(_LAZY[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+#: Each action: its one-line help and the description of its own ``--help``.
+ACTIONS = {
+    "start": (
+        "start a node (or a cluster), or reuse this home's healthy one",
+        """\
+Start a local node, or with --nodes N a cluster of N nodes on ports PORT..PORT+N-1
+(transport ports +100), and wait until it is healthy (every node joined).
+
+A healthy node at the port is reused only if this home started it (its pid file, or the
+node's own path.data, says so); any other process on a port is an error that names the port.
+
+--secure HTTPS with a CA and certificate made by bin/elasticsearch-certutil;
+         file-realm users es-scm-admin (superuser), es-scm-writer (may index
+         es-scm-*, may not read or refresh them) and es-scm-nobody (no role; its
+         password holds / # @ : ? %); secrets in HOME/secure (0600).
+         start prints the CA's path and the variables to export, and the
+         passwords only with --print-credentials. API keys do not work on this
+         distribution (README).
+
+--engine opensearch  OpenSearch's integ-test zip instead (2.19.6 by default, 3.x
+         too), completed with the modules es-scm needs (mapper-extras,
+         analysis-common, lang-painless) from their Maven jars; plain HTTP, no
+         users (no --secure).
+
+Disk watermarks keep the engine's defaults: a full disk blocks writes instead
+of hanging the node; start warns when the disk is past a watermark already.""",
+    ),
+    "stop": (
+        "stop the node (or cluster) that this home started on PORT",
+        """\
+Stop the node (or each node of the cluster) that this home started on PORT: terminate its
+process group and wait for it to exit. The engine, the node count and --secure default to
+what `start` used on PORT.""",
+    ),
+    "status": (
+        "describe the node (or cluster) on PORT; exit 3 when none runs",
+        """\
+Describe the node that answers on PORT: its engine and version as the node reports them, its
+URL, health and the data folder it actually uses (in a cluster: each node's URL, pid and
+health, and how many joined); exits 3 when no node runs. The engine, the node count and
+--secure default to what `start` used on PORT; `configured` is what this home would start
+there.""",
+    ),
+    "install": (
+        "fetch and unpack the distribution (and its plugins or modules), start nothing",
+        """\
+Fetch the engine's zip with Maven into the cache and unpack it, with the English analysis
+plugin (Elasticsearch) or the modules es-scm needs (OpenSearch 2.x), once; print its folder.
+Nothing is started.""",
+    ),
+}
+
 
 def _node_count(text: str) -> int:
     try:
@@ -98,21 +173,52 @@ def _node_count(text: str) -> int:
     return nodes
 
 
-def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.ArgumentParser:
-    """Add the ``start|stop|status|install`` commands to a parser (shared with ``es-scm es``)."""
+def build_parser(
+    parser: argparse.ArgumentParser | None = None,
+    parents: Sequence[argparse.ArgumentParser] = (),
+) -> argparse.ArgumentParser:
+    """Add the ``start|stop|status|install`` commands to a parser (shared with ``es-scm es``),
+    each with its own options and ``--help``; ``parents``: options every action also takes."""
     parser = parser or argparse.ArgumentParser(
         prog="es-local",
         description="Run a local Elasticsearch (or OpenSearch) node or cluster for es-scm (no "
         "Docker needed).",
-        epilog="example: es-local start && es-local status; es-local start --nodes 3 --port 9260; "
-        "es-local start --engine opensearch --port 9400",
+        epilog="example:\n  es-local start && es-local status\n"
+        "  es-local start --nodes 3 --port 9260\n"
+        "  es-local start --engine opensearch --port 9400\n\n"
+        "run `es-local ACTION --help` for an action's options",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("action", choices=["start", "stop", "status", "install"])
+    actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
+    for name, (help_, description) in ACTIONS.items():
+        action = actions.add_parser(
+            name,
+            help=help_,
+            description=description,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+            parents=list(parents),
+        )
+        # every action reads every option (cluster_from_args): those it does not take are None
+        action.set_defaults(
+            port=None,
+            nodes=None,
+            secure=None,
+            print_credentials=False,
+            heap=None,
+            timeout=DEFAULT_TIMEOUT,
+        )
+        _add_action_options(action, name)
+    return parser
+
+
+def _add_action_options(parser: argparse.ArgumentParser, action: str) -> None:
+    """The options of one action: where the node is (all), how to start it (``start``)."""
+    remembered = "; default: what `start` used on PORT" if action in ("stop", "status") else ""
     parser.add_argument(
         "--engine",
         choices=list(ENGINES),
         help=f"the search engine, default {ELASTICSEARCH.name} ({OPENSEARCH.name}: plain HTTP, "
-        "no --secure); stop and status default to what `start` used on PORT",
+        f"no --secure){remembered}",
     )
     parser.add_argument(
         "--version",
@@ -120,6 +226,9 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
         help=f"the engine's version: Elasticsearch's default {DEFAULT_VERSION} (8.x too, e.g. "
         f"8.19.9), OpenSearch's {OPENSEARCH.default_version} (3.x too, e.g. 3.6.0)",
     )
+    parser.add_argument("--home", help="folder for distribution, data and logs")
+    if action == "install":
+        return
     parser.add_argument(
         "--port",
         type=int,
@@ -129,29 +238,37 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
         "--nodes",
         type=_node_count,
         metavar="N",
-        help="start a cluster of N nodes on ports PORT..PORT+N-1 (transport +100); stop and "
-        "status default to what `start` used on PORT",
+        help="a cluster of N nodes on ports PORT..PORT+N-1 (transport +100)" + remembered,
     )
     parser.add_argument(
         "--secure",
         action="store_true",
         default=None,
         help="security on: HTTPS with a generated CA, file-realm users es-scm-admin "
-        "(superuser) and es-scm-writer (index es-scm-*, no read or refresh)",
+        "(superuser) and es-scm-writer (index es-scm-*, no read or refresh)" + remembered,
     )
-    parser.add_argument(
-        "--print-credentials",
-        action="store_true",
-        help="with --secure: print the users' passwords on stdout",
-    )
-    parser.add_argument("--heap", help=f"JVM heap of each node, default {DEFAULT_HEAP}")
-    parser.add_argument("--home", help="folder for distribution, data and logs")
-    parser.add_argument("--timeout", type=float, default=240.0, help="seconds to wait on start")
-    return parser
+    if action in ("start", "status"):
+        parser.add_argument(
+            "--print-credentials",
+            action="store_true",
+            help="with --secure: print the users' passwords on stdout",
+        )
+    if action == "start":
+        parser.add_argument("--heap", help=f"JVM heap of each node, default {DEFAULT_HEAP}")
+        parser.add_argument(
+            "--timeout",
+            type=float,
+            default=DEFAULT_TIMEOUT,
+            metavar="S",
+            help=f"seconds to wait on start (default {DEFAULT_TIMEOUT:g})",
+        )
 
 
 def cluster_from_args(args: argparse.Namespace) -> LocalCluster:
     """The cluster that the options name; ``stop``/``status`` fill gaps from the last start."""
+    from es_scm.tools.cluster import LocalCluster, saved_layout
+    from es_scm.tools.node import LocalElasticsearch
+
     engine = engine_named(getattr(args, "engine", None))
     probe = LocalElasticsearch(home=args.home, port=args.port, engine=engine)
     nodes = args.nodes
@@ -175,6 +292,8 @@ def cluster_from_args(args: argparse.Namespace) -> LocalCluster:
 
 def run(args: argparse.Namespace) -> int:
     """Carry out one parsed ``start|stop|status|install`` command; return the exit code."""
+    from es_scm.tools.system import log
+
     cluster = cluster_from_args(args)
     if args.action == "install":
         print(cluster.nodes[0].install())
@@ -204,6 +323,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _log_stopped(cluster: LocalCluster) -> None:
+    from es_scm.tools.system import log
+
     if not cluster.stop():
         log(f"no local {cluster.engine.title} was running")
     elif len(cluster.nodes) == 1:
@@ -214,6 +335,9 @@ def _log_stopped(cluster: LocalCluster) -> None:
 
 def _describe_security(cluster: LocalCluster, print_credentials: bool) -> None:
     """Where the CA and the passwords are, and the variables to set (passwords only if asked)."""
+    from es_scm.tools.security import ADMIN_USER, NOBODY_USER, WRITER_USER
+    from es_scm.tools.system import log
+
     admin = cluster.credentials(ADMIN_USER)
     password_file = cluster.nodes[0].security.password_file(ADMIN_USER)
     log(
@@ -230,11 +354,15 @@ def _describe_security(cluster: LocalCluster, print_credentials: bool) -> None:
 
 
 def _print_credentials(cluster: LocalCluster) -> None:
+    from es_scm.tools.security import USERS
+
     for user in USERS:
         print(f"ES_USERNAME={user} ES_PASSWORD={cluster.credentials(user)['password']}")
 
 
 def main(argv: list[str] | None = None) -> int:
+    from es_scm.tools.system import LocalElasticsearchError
+
     args = build_parser().parse_args(argv)
     try:
         return run(args)

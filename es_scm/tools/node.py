@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from es_scm.tools.defaults import DEFAULT_HEAP, DEFAULT_PORT, DEFAULT_VERSION
 from es_scm.tools.distribution import Distribution
 from es_scm.tools.engine import ELASTICSEARCH, Engine, engine_named
 from es_scm.tools.java import JavaNotFoundError, JavaRuntime, find_java
@@ -50,9 +51,6 @@ __all__ = [
     "port_from_env",
 ]
 
-DEFAULT_VERSION = ELASTICSEARCH.default_version
-DEFAULT_PORT = 9200
-DEFAULT_HEAP = "1g"
 SINGLE_NODE_NAME = "es-scm-local"  # the single node's node and cluster name
 REQUIRED_JAVA_MODULES = ELASTICSEARCH.java_modules  # Elasticsearch's (engine.py)
 
@@ -444,23 +442,26 @@ class LocalElasticsearch:
         return True
 
     def status(self) -> dict:
-        """Describe the node: URL, whether it runs, its health and version, where files live.
+        """Describe the node: URL, whether it runs, its health, engine and version as the node
+        reports them, what this home would start on the port (``configured``), where files live.
 
         ``data`` is the ``path.data`` of the node that answers at the URL (this home's folder
-        when none answers).
+        when none answers). A node that another home started may be another engine than this
+        home's: ``engine`` and ``version`` are the node's own.
         """
         health = self.health()
-        reported = self.probe.data_paths() if health else None
+        reported = self.probe.engine() if health else None
+        data = self.probe.data_paths() if health else None
         return {
             "url": self.url,
             "running": health is not None,
             "managed_pid": self.running_pid(),
             "health": health.get("status") if health else None,
-            "version": self.server_version() if health else None,
-            "engine": self.engine.name,
-            "configured_version": self.version,
+            "engine": reported[0] if reported else self.engine.name,
+            "version": reported[1] if reported else None,
+            "configured": f"{self.engine.name} {self.version}",
             "home": str(self.home),
-            "data": ", ".join(reported) if reported else str(self.data_dir),
+            "data": ", ".join(data) if data else str(self.data_dir),
             "logs": str(self.logs_dir),
         }
 

@@ -66,8 +66,18 @@ class NodeProbe:
 
     def version(self) -> str | None:
         """The version of the node answering at the URL."""
-        node = self._local_node("_nodes/_local?filter_path=nodes.*.version")
-        return node.get("version") if node else None
+        reported = self.engine()
+        return reported[1] if reported else None
+
+    def engine(self) -> tuple[str, str] | None:
+        """The engine (``"elasticsearch"`` or ``"opensearch"``) and the version of the node
+        answering at the URL, as it reports them: Elasticsearch gives its nodes a
+        ``build_flavor``, OpenSearch does not (as :func:`es_scm.engines.engine_of_answer`
+        tells them apart; docs/OPENSEARCH-NOTES.md)."""
+        node = self._local_node("_nodes/_local?filter_path=nodes.*.version,nodes.*.build_flavor")
+        if not node or "version" not in node:
+            return None
+        return ("elasticsearch" if "build_flavor" in node else "opensearch"), str(node["version"])
 
     def data_paths(self) -> list[str] | None:
         """The ``path.data`` that the answering node uses (None when it cannot be read)."""

@@ -126,7 +126,7 @@ def es_url(request: pytest.FixtureRequest) -> str:
 def es_client(es_url: str):
     """An official Elasticsearch client connected to the session's cluster."""
     from es_scm.elastic.connection import client_from_env
-    from es_scm.elastic.engines import engine_of
+    from es_scm.engines import engine_of
 
     client = client_from_env(es_url)  # the engine detected from the cluster's answer
     found = engine_of(client).name
@@ -144,8 +144,8 @@ def es_client(es_url: str):
 
 @pytest.fixture(scope="session")
 def engine(es_client):
-    """What the session's cluster's engine does its own way (:mod:`es_scm.elastic.engines`)."""
-    from es_scm.elastic.engines import engine_of
+    """What the session's cluster's engine does its own way (:mod:`es_scm.engines`)."""
+    from es_scm.engines import engine_of
 
     return engine_of(es_client)
 

@@ -24,9 +24,9 @@ from es_scm.elastic import (
     SCMIndex,
 )
 from es_scm.elastic.aio import AsyncSCMIndex, AsyncSearcher, async_client_from_env
-from es_scm.elastic.results import SearchResult
 from es_scm.fusion import LinearFusion
 from es_scm.model import BruteForceSearch
+from es_scm.search.results import SearchResult
 from tests.support import with_async_client
 
 DOCUMENTS = 400  # conftest.py's cranfield_sample

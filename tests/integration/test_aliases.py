@@ -22,8 +22,8 @@ from es_scm.elastic import (
     Searcher,
     reindex_into_alias,
 )
-from es_scm.elastic.ingest import IngestError
-from es_scm.elastic.schema import mapping_options
+from es_scm.index.ingest import IngestError
+from es_scm.index.schema import mapping_options
 
 FILLER = ["red", "fast", "old", "road", "engine", "wheel", "city", "trip", "fuel", "garage"]
 QUERY = "automobile"

@@ -154,7 +154,9 @@ def test_search_a_batch_of_queries_into_a_trec_run(
     _index_beir(cli, beir, es_url, index_name)
     out_run = tmp_path / "scm.run"
     search = ["search", "--model", beir["model"], "--index", index_name, "--es-url", es_url]
-    code, out, err = cli(*search, "--queries", beir["queries"], "--run", out_run, "--k", 3)
+    code, out, err = cli(
+        *search, "--mode", "exact", "--queries", beir["queries"], "--run", out_run, "--k", 3
+    )
     assert code == EXIT_OK, err
     assert out == ""
     # only the two documents with a query word or its synonym match: 2 hits of 3 a query
@@ -197,13 +199,14 @@ def test_search_a_batch_of_queries_to_standard_output_as_json_or_a_run(
 
     _index_beir(cli, beir, es_url, index_name)
     search = ["search", "--model", beir["model"], "--index", index_name, "--es-url", es_url]
-    code, out, err = cli(*search, "--queries", beir["queries"], "--json", "--k", 3)
+    exact = [*search, "--mode", "exact"]
+    code, out, err = cli(*exact, "--queries", beir["queries"], "--json", "--k", 3)
     assert code == EXIT_OK, err
     assert "-- 4 queries, 8 hits (0 queries without any), mode exact, " in err
     lines = [json.loads(line) for line in out.splitlines()]
     assert [line["qid"] for line in lines] == list(SYNONYM_TOPICS)
     for line in lines:
-        code, single, err = cli(*search, "--json", "--k", 3, SYNONYM_TOPICS[line["qid"]])
+        code, single, err = cli(*exact, "--json", "--k", 3, SYNONYM_TOPICS[line["qid"]])
         assert code == EXIT_OK, err
         assert line["hits"] == [json.loads(hit) for hit in single.splitlines()]
         assert [hit["rank"] for hit in line["hits"]] == [1, 2]

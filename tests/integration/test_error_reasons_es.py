@@ -14,9 +14,9 @@ from es_scm.cli import main
 from es_scm.cli.errors import EXIT_ERROR
 from es_scm.elastic import Searcher, cluster_version
 from es_scm.elastic.connection import error_reason
-from es_scm.elastic.indices import layout_mapping
-from es_scm.elastic.requests import IndexLayout
-from es_scm.elastic.schema import settings_for_version
+from es_scm.index.indices import layout_mapping
+from es_scm.index.layout import IndexLayout
+from es_scm.index.schema import settings_for_version
 
 TEXTS = ["supersonic flow over a swept wing", "boundary layer transition on a flat plate"]
 NO_NODE = {"index.routing.allocation.require._name": "es-scm-test-no-such-node"}

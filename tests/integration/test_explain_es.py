@@ -148,6 +148,7 @@ def test_search_explain_prints_the_pairs_under_each_hit(
 ):
     model_dir = caesar_model.save(tmp_path / "model")
     search = ["search", "--model", model_dir, "--index", caesar_index.name, "--es-url", es_url]
+    search += ["--mode", "exact"]  # compared with Searcher.search below
     code, out, err = cli(*search, "--k", "2", "--explain", "Caesar", "was", "killed")
     assert code == EXIT_OK, err
     expected = caesar_index.searcher.search("Caesar was killed", 2, explain=True)

@@ -93,6 +93,11 @@ def test_the_core_api_works_and_extras_are_named(core_python, es_url):
 
 
 def test_the_command_line_says_which_extra_a_progress_bar_needs(core_python, es_url, tmp_path):
+    """Without the cli extra: on a terminal, where a bar would show, one line names the extra;
+    without one (a pipe), nothing is said of bars: there was none to draw (issue 41)."""
+    import os
+    import pty
+
     corpus = tmp_path / "c.jsonl"
     corpus.write_text(
         "\n".join(json.dumps({"id": str(i), "text": f"word{i} text"}) for i in range(3)) + "\n",
@@ -103,15 +108,34 @@ def test_the_command_line_says_which_extra_a_progress_bar_needs(core_python, es_
     subprocess.run([*build, "--out", str(tmp_path / "m"), "--embeddings", "none"], check=True)
     name = f"es-scm-test-install-{uuid.uuid4().hex[:8]}"
     index = [str(bin_dir / "es-scm"), "index", "--model", str(tmp_path / "m"), "--index", name]
-    done = subprocess.run(
-        [*index, "--corpus", str(corpus), "--es-url", es_url],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    index += ["--corpus", str(corpus), "--es-url", es_url]
+    done = subprocess.run(index, capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
-    assert "progress bars needs tqdm: pip install 'es-scm[cli]'" in done.stderr
+    assert "tqdm" not in done.stderr
     assert "indexed 3" in done.stdout
+    leader, follower = pty.openpty()
+    try:
+        on_terminal = subprocess.run(index, stdout=subprocess.PIPE, stderr=follower, check=False)
+        os.close(follower)
+        follower = -1
+        written = b""
+        while True:
+            try:
+                chunk = os.read(leader, 4096)
+            except OSError:  # the terminal's writer is gone: all was read
+                break
+            if not chunk:
+                break
+            written += chunk
+    finally:
+        os.close(leader)
+        if follower >= 0:
+            os.close(follower)
+    assert on_terminal.returncode == 0, written
+    hints = [line for line in written.decode().splitlines() if "tqdm" in line]
+    assert hints == [
+        "es-scm: progress bars needs tqdm: pip install 'es-scm[cli]' (--no-progress silences this)"
+    ]
     from es_scm.elastic import client_from_env
 
     client_from_env(es_url).options(ignore_status=404).indices.delete(index=name)

@@ -12,7 +12,7 @@ import pytest
 
 from es_scm.cli.errors import EXIT_ERROR, EXIT_PARTIAL
 from es_scm.elastic import NotProvenError, SCMIndex, Searcher
-from es_scm.elastic.ingest import IngestError, IngestInterrupted
+from es_scm.index.ingest import IngestError, IngestInterrupted
 from tests.support import aero_corpus
 
 TEXTS = [d["text"] for d in aero_corpus(200)]

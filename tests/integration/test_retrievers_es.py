@@ -1,8 +1,9 @@
 """The LangChain and LlamaIndex retrievers against a real Elasticsearch, with the real packages.
 
-Each retriever must return es-scm's own answer, hit for hit: the exact top k of the brute force
-(ids, scores, order) by default, and what the searcher's ``hybrid``, ``native`` and ``bm25``
-return in those modes, sync and async. A document's text and metadata are compared with the
+Each retriever must return es-scm's own answer, hit for hit: what the searcher's ``hybrid``
+returns by default (the default that README names, issue 41), the exact top k of the brute force
+(ids, scores, order) with ``mode="exact"``, and what the searcher's ``native`` and ``bm25`` return
+in those modes, sync and async. A document's text and metadata are compared with the
 corpus the index was built from, not with what the retriever computes.
 """
 
@@ -19,10 +20,10 @@ pytest.importorskip("llama_index.core", reason="the llamaindex extra is not inst
 
 from es_scm.elastic import SCMIndex
 from es_scm.elastic.aio import AsyncSCMIndex
-from es_scm.elastic.results import Hit, SearchResult
 from es_scm.fusion import LinearFusion
 from es_scm.integrations import langchain, llamaindex
 from es_scm.model import BruteForceSearch
+from es_scm.search.results import Hit, SearchResult
 from tests.support import with_async_client
 
 QUERIES = ("1", "7", "50", "225")  # Cranfield query ids
@@ -111,10 +112,22 @@ def brute_force(cranfield_sample, cranfield_sample_model) -> BruteForceSearch:
 
 
 @pytest.mark.parametrize("framework", FRAMEWORKS)
-def test_by_default_the_exact_top_k_of_the_brute_force(
+def test_by_default_the_searchers_hybrid_search(framework, sample_index, corpus, cranfield):
+    retriever = make(framework, sample_index, k=K)
+    for query_id in QUERIES:
+        query = cranfield.queries[query_id]
+        got = retrieve(framework, retriever, query)
+        assert got == expected(sample_index.searcher.hybrid(query, K), corpus), query_id
+        assert len(got) == K
+        assert all(set(row[3]["components"]) == {"bm25", "scm"} for row in got)
+        assert all("explanation" not in row[3] for row in got)
+
+
+@pytest.mark.parametrize("framework", FRAMEWORKS)
+def test_mode_exact_is_the_exact_top_k_of_the_brute_force(
     framework, sample_index, brute_force, corpus, cranfield
 ):
-    retriever = make(framework, sample_index, k=K)
+    retriever = make(framework, sample_index, k=K, mode="exact")
     for query_id in QUERIES:
         query = cranfield.queries[query_id]
         got = retrieve(framework, retriever, query)
@@ -139,7 +152,7 @@ def test_async_calls_with_an_asyncio_index_or_a_sync_one(
         ]
 
     for query, (on_loop, in_thread) in zip(queries, with_async_client(es_url, both), strict=True):
-        reference = expected(sample_index.searcher.search(query, K), corpus)
+        reference = expected(sample_index.searcher.hybrid(query, K), corpus)  # the default
         assert on_loop == reference
         assert in_thread == reference
 
@@ -148,12 +161,15 @@ ALL = {"g0", "g1", "g2"}
 # a retriever's options → the searcher call that must give the same hits (its method and the
 # options that differ), and the groups its hits may be of
 MODES = [
+    ({}, "hybrid", {}, ALL),  # the default
     ({"mode": "hybrid"}, "hybrid", {}, ALL),
+    ({"fusion": "rrf", "depth": 50}, "hybrid", {"depth": 50}, ALL),  # no mode: hybrid's options
     ({"mode": "hybrid", "fusion": LinearFusion(0.3), "depth": 50}, "hybrid", {"depth": 50}, ALL),
     ({"mode": "hybrid", "fusion": "rrf"}, "hybrid", {}, ALL),
     ({"mode": "native"}, "native", {}, ALL),
     ({"mode": "bm25"}, "bm25", {}, ALL),
-    ({"filter": {"term": {"metadata.group": "g1"}}}, "search", {}, {"g1"}),
+    ({"mode": "exact", "filter": {"term": {"metadata.group": "g1"}}}, "search", {}, {"g1"}),
+    ({"filter": {"term": {"metadata.group": "g1"}}}, "hybrid", {}, {"g1"}),
     (
         {"mode": "hybrid", "filter": [{"terms": {"metadata.group": ["g0", "g2"]}}]},
         "hybrid",
@@ -161,7 +177,8 @@ MODES = [
         {"g0", "g2"},
     ),
     ({"mode": "bm25", "filter": {"term": {"metadata.group": "g2"}}}, "bm25", {}, {"g2"}),
-    ({"explain": True}, "search", {}, ALL),
+    ({"mode": "exact", "explain": True}, "search", {}, ALL),
+    ({"explain": True}, "hybrid", {}, ALL),
     ({"mode": "hybrid", "explain": True}, "hybrid", {}, ALL),
 ]
 
@@ -180,7 +197,7 @@ def test_modes_filters_and_explanations_are_the_searchers(
         assert got == expected(result, corpus), (options, query_id)
         assert len(got) == K
         assert {row[3]["group"] for row in got} <= groups
-        if options.get("mode") == "hybrid":
+        if method == "hybrid":
             assert all(set(row[3]["components"]) == {"bm25", "scm"} for row in got)
         if options.get("explain"):
             for row in got:
@@ -232,7 +249,7 @@ def test_from_url_with_a_saved_model(
     try:
         query = cranfield.queries["7"]
         got = retrieve(framework, retriever, query)
-        assert got == expected(sample_index.searcher.search(query, 3), corpus)
+        assert got == expected(sample_index.searcher.hybrid(query, 3), corpus)
     finally:
         retriever.searcher.client.close()
 
@@ -274,7 +291,7 @@ def test_a_langchain_batch_keeps_every_answer_beside_a_query_it_could_not_answer
     provable = [n for n, result in enumerate(outcomes) if not result.unproven]
     assert unprovable
     assert provable
-    retriever = langchain.SCMRetriever(searcher=capped, k=15)
+    retriever = langchain.SCMRetriever(searcher=capped, k=15, mode="exact")
     answers = retriever.batch(queries, return_exceptions=True)
     for n, answer in enumerate(answers):
         if n in unprovable:

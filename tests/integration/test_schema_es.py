@@ -10,8 +10,8 @@ import pytest
 
 from es_scm.cli.errors import EXIT_ERROR
 from es_scm.elastic import SCMIndex, cluster_version
-from es_scm.elastic.engines import version_tuple
-from es_scm.elastic.schema import (
+from es_scm.engines import version_tuple
+from es_scm.index.schema import (
     METADATA_IGNORE_ABOVE,
     index_mapping,
     index_settings,

@@ -18,8 +18,8 @@ from es_scm.elastic import (
     Searcher,
     cluster_version,
 )
-from es_scm.elastic.schema import index_mapping, settings_for_version, stored_vector
 from es_scm.fusion import LinearFusion
+from es_scm.index.schema import index_mapping, settings_for_version, stored_vector
 from es_scm.model import BruteForceSearch
 
 K = 10
@@ -56,7 +56,7 @@ def test_exact_equals_brute_force_on_every_cranfield_query(
 def test_exact_scores_are_the_brute_forces_bit_for_bit(
     cranfield, cranfield_reference, cranfield_index
 ):
-    # one score path (es_scm.similarity.scoring): no rounding reconciles two arithmetics
+    # one score path (es_scm.similarity.scm): no rounding reconciles two arithmetics
     position = {doc_id: n for n, doc_id in enumerate(cranfield_reference.ids.tolist())}
     for query in cranfield.queries.values():
         scores = cranfield_reference.scores(query)
@@ -429,7 +429,7 @@ def test_an_adaptive_fusion_weighs_each_query_from_its_signals_and_says_why(
     import math
 
     from es_scm.fusion import AdaptiveFusion, fusion_from
-    from es_scm.query_weights import WeightModel
+    from es_scm.fusion.weights import WeightModel
 
     model = WeightModel(  # BM25's weight falls as the SCM's best score rises
         legs=("bm25", "scm"),

@@ -14,6 +14,7 @@ import io
 import itertools
 import json
 import logging
+import re
 import subprocess
 import sys
 import threading
@@ -25,7 +26,6 @@ import pytest
 from es_scm import SoftCosineModel, TermSimilarityMatrix
 from es_scm.cli import main
 from es_scm.cli.errors import EXIT_ERROR, EXIT_OK, EXIT_USAGE
-from es_scm.defaults import MAX_QUERY_WORDS
 from es_scm.elastic import (
     DenseQuery,
     ModelMismatchError,
@@ -39,7 +39,8 @@ from es_scm.elastic import (
 from es_scm.elastic.aio import AsyncSCMIndex
 from es_scm.fusion import fusion_from
 from es_scm.model import BruteForceSearch
-from es_scm.similarity.scoring import rank
+from es_scm.options.defaults import MAX_QUERY_WORDS
+from es_scm.similarity.scm import rank
 from tests.support import assert_one_line_error, with_async_client
 
 FILLER = ["red", "fast", "old", "road", "engine", "wheel", "city", "trip", "fuel", "garage"]
@@ -408,6 +409,51 @@ def test_the_search_command_refuses_hybrid_options_outside_hybrid_mode(
             assert out == ""
 
 
+# -- a weight model whose weights could be NaN (issue 42, item 1) --------------------------------
+
+#: Finite numbers whose b + θz overflows: on main, hybrid search fused to NaN scores, the hits in
+#: any order, and `search --json` printed `"score": NaN`, exit 0.
+NAN_WEIGHTS = {
+    "legs": ["bm25", "scm"],
+    "signals": ["scm.top", "bm25.top"],
+    "center": [0.0, 0.0],
+    "scale": [1.0, 1.0],
+    "intercepts": [0.0, 0.0],
+    "coefficients": [[1e308, 1e308], [-1e308, -1e308]],
+}
+
+
+def test_a_weight_model_that_could_fuse_to_nan_is_refused_where_it_is_read(
+    capsys, es_url, car_index, models, tmp_path
+):
+    named = "its coefficient 1e+308 of scm.top"
+    with pytest.raises(ValueError, match=re.escape(named)):  # before any search
+        car_index.searcher.hybrid(QUERY, k=3, fusion=fusion_from("adaptive", model=NAN_WEIGHTS))
+    model_dir = models["old"].save(tmp_path / "model")
+    config = json.loads((model_dir / "model.json").read_text(encoding="utf-8"))
+    config["hybrid"] = {"fusion": "adaptive", "model": NAN_WEIGHTS}  # not in the model_id
+    (model_dir / "model.json").write_text(json.dumps(config), encoding="utf-8")
+    common = ("search", "--model", model_dir, "--index", car_index.name, "--es-url", es_url)
+    code, out, err = run_cli(capsys, *common, "--mode", "hybrid", "--json", "--k", "3", QUERY)
+    assert code == EXIT_ERROR
+    assert out == ""
+    assert_one_line_error(err, named)
+    assert "NaN" not in err
+    assert "RuntimeWarning" not in err
+    # a model within the bounds fuses to finite scores, each line strict JSON
+    config["hybrid"]["model"] = {**NAN_WEIGHTS, "coefficients": [[2.0, -1.0], [0.0, 0.0]]}
+    (model_dir / "model.json").write_text(json.dumps(config), encoding="utf-8")
+    code, out, err = run_cli(capsys, *common, "--mode", "hybrid", "--json", "--k", "3", QUERY)
+    assert code == EXIT_OK, err
+    hits = [json.loads(line, parse_constant=_refuse) for line in out.splitlines()]
+    assert len(hits) == 3
+    assert all(0.0 <= hit["score"] <= 1.0 for hit in hits), hits
+
+
+def _refuse(constant: str) -> None:
+    raise AssertionError(f"{constant} is not JSON")
+
+
 # -- the length of a query (item 17) -------------------------------------------------------------
 
 
@@ -478,6 +524,7 @@ def test_the_search_command_reads_queries_from_stdin(
 ):
     model_dir = models["old"].save(tmp_path / "model")
     common = ("search", "--model", model_dir, "--index", car_index.name, "--es-url", es_url)
+    common += ("--mode", "exact")  # compared with Searcher.search
     expected = car_index.searcher.search(QUERY, k=3).ids()
     monkeypatch.setattr("sys.stdin", io.StringIO(f"  {QUERY}\n"))
     code, out, err = run_cli(capsys, *common, "--k", "3", "--json", "-")

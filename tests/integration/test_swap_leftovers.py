@@ -27,8 +27,8 @@ import pytest
 
 from es_scm.cli.errors import EXIT_ERROR, EXIT_OK
 from es_scm.elastic import SCMIndex, reindex_into_alias, remove_swap_leftovers
-from es_scm.elastic.requests import IndexLayout
-from es_scm.elastic.swaps import LEASE, SwapRun, swap_marker
+from es_scm.index.layout import IndexLayout
+from es_scm.index.swaps import LEASE, SwapRun, swap_marker
 from es_scm.model import SoftCosineModel
 from tests.support import REPO_ROOT
 

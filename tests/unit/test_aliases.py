@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from es_scm.elastic.aliases import (
+from es_scm.index.aliases import (
     FLATTENED,
     alias_targets,
     check_replaceable,
@@ -15,9 +15,9 @@ from es_scm.elastic.aliases import (
     retirement,
     swap_layout,
 )
-from es_scm.elastic.indices import deletable, is_write_alias, new_write_alias, write_target
-from es_scm.elastic.schema import IndexNotFoundError, ModelMismatchError
-from es_scm.elastic.target import route_model
+from es_scm.index.indices import deletable, is_write_alias, new_write_alias, write_target
+from es_scm.index.schema import IndexNotFoundError, ModelMismatchError
+from es_scm.search.target import route_model
 from tests.support import recorded
 
 ALIAS, OLD, NEW, FOREIGN = (f"es-scm-record-{name}" for name in ("alias", "old", "new", "foreign"))
@@ -144,10 +144,10 @@ def test_only_an_index_es_scm_created_is_deleted(answers):
 
 
 def test_what_a_killed_swap_left_is_told_from_what_a_run_writes():
-    """The rule of es_scm.elastic.swaps (issue 34, item 3), case by case."""
+    """The rule of es_scm.index.swaps (issue 34, item 3), case by case."""
     import datetime as dt
 
-    from es_scm.elastic.swaps import (
+    from es_scm.index.swaps import (
         LEASE,
         SwapRun,
         moved_marker,

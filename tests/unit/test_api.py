@@ -3,16 +3,13 @@ the modes are."""
 
 from __future__ import annotations
 
-import typing
-
 import pytest
 
 import es_scm
 from es_scm.elastic import Searcher
 from es_scm.elastic.aio import AsyncSearcher
-from es_scm.elastic.plans import METHODS
-from es_scm.elastic.requests import Method
-from es_scm.elastic.results import Hit, SearchResult
+from es_scm.search.methods import METHODS, SearchMethods
+from es_scm.search.results import Hit, SearchResult
 
 
 def test_dir_lists_the_public_api_and_only_it():
@@ -38,8 +35,22 @@ def test_a_result_is_indexed_like_its_hits():
 
 
 def test_the_methods_of_a_batch_are_the_searchers_methods():
-    assert set(typing.get_args(Method)) == {"search", "native", "hybrid", "bm25", "dense"}
-    assert set(METHODS) == set(typing.get_args(Method))
-    for method in typing.get_args(Method):
-        assert callable(getattr(Searcher, method))
-        assert callable(getattr(AsyncSearcher, method))
+    names = {"search", "fast", "native", "hybrid", "bm25", "dense", "rescore"}
+    assert set(METHODS) == names
+    assert issubclass(Searcher, SearchMethods)
+    assert issubclass(AsyncSearcher, SearchMethods)
+    for name in names:
+        assert getattr(Searcher, name) is METHODS[name]
+        assert METHODS[name].name == name
+
+
+def test_the_modes_of_the_command_line_and_the_retrievers_are_the_registrys():
+    from es_scm.cli.search import EXPLAINED_MODES
+    from es_scm.cli.search import METHODS as CLI_MODES
+    from es_scm.integrations.retrieval import MODES
+
+    retrieving = {method.mode: name for name, method in METHODS.items() if method.retrieves}
+    assert retrieving == CLI_MODES
+    assert retrieving == MODES
+    explained = {mode for mode, name in retrieving.items() if "explain" in METHODS[name].options}
+    assert set(EXPLAINED_MODES) == explained

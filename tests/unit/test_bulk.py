@@ -1,6 +1,6 @@
 """Sending a batch, decided without a server: Elasticsearch's answers recorded from a real node
 (``scripts/record_es_answers.py`` → ``tests/unit/recorded/``) replayed into
-:class:`~es_scm.elastic.bulk.BulkSending` in the order the sender would get them (the sending
+:class:`~es_scm.index.bulk.BulkSending` in the order the sender would get them (the sending
 itself on a real node: tests/integration/test_ingest_outcomes.py, test_large_documents.py,
 nodes/test_ingest_failures.py)."""
 
@@ -13,7 +13,8 @@ import pytest
 from elastic_transport import ApiResponseMeta, HttpHeaders, NodeConfig
 from elasticsearch import ApiError
 
-from es_scm.elastic.bulk import (
+from es_scm.elastic.connection import error_reason
+from es_scm.index.bulk import (
     BulkRequest,
     BulkSending,
     EncodedAction,
@@ -26,8 +27,7 @@ from es_scm.elastic.bulk import (
     oversize,
     requests_by_size,
 )
-from es_scm.elastic.connection import error_reason
-from es_scm.elastic.lifecycle import DeleteReport
+from es_scm.index.lifecycle import DeleteReport
 from tests.support import recorded
 
 
@@ -231,7 +231,14 @@ def test_a_full_disk_and_a_deleted_index_stop_the_run():
     assert request is not None
     batch.answered(request, flood["body"])
     assert batch.stopping is not None
-    assert batch.stopping.startswith("Elasticsearch's disk is full (flood-stage watermark")
+    assert batch.stopping.startswith(
+        "the index 'es-scm-record' is read-only: it has the "
+        "index.blocks.read_only_allow_delete block, which the cluster sets when a disk passes "
+        "the flood-stage watermark"
+    )
+    assert "can be set by hand" in batch.stopping  # as this recording's was
+    assert "PUT es-scm-record/_settings" in batch.stopping  # how to lift it
+    assert "rerun" not in batch.stopping  # the command line says it, once
     assert batch.outcome({}).done == 0  # nothing written, nothing failed: both skipped
 
     deleted = recorded("bulk_deleted_index")["after_delete"]
@@ -293,3 +300,33 @@ def test_deletions_are_counted_id_by_id():
         report.record(200 <= result["status"] < 300, item)
     assert (report.deleted, report.not_found, report.failed) == (1, 1, 0)
     assert report.not_found_ids == ["d9"]
+
+
+def test_the_messages_name_the_engine_written_to_and_read_whole():
+    """On OpenSearch they said "Elasticsearch"; and a retry's reason was the client's nested
+    reprs cut at 200 characters, its closing parentheses with it (issue 42, item 4)."""
+    from elastic_transport import ConnectionError as TransportConnectionError
+
+    from es_scm.index.bulk import unreachable
+
+    answers = recorded("bulk_oversize_429")
+    batch = sending(actions(answers["oversize"]), engine="OpenSearch")
+    for answer in ("oversize", "small_alone", "large_alone"):
+        request = batch.next_request()
+        assert request is not None
+        batch.answered(request, answers[answer]["body"])
+    [(_, reason)] = batch.outcome({}).failures
+    assert reason.startswith("too large for OpenSearch's indexing memory: the document is ")
+    # as elastic_transport nests urllib3's error: its text is the first error's repr-like form
+    urllib3 = OSError(
+        "<urllib3.connection.HTTPConnection object at 0x7f3a2c1d5e10>: Failed to establish a "
+        "new connection: [Errno 111] Connection refused"
+    )
+    inner = TransportConnectionError(str(urllib3), errors=(urllib3,))
+    nested = TransportConnectionError(str(inner), errors=(inner,))
+    assert "ConnectionError(" in str(nested)
+    assert unreachable(nested, "OpenSearch") == "cannot reach OpenSearch (connection refused)"
+    odd = OSError("Odd(" + "x " * 150 + ")")
+    said = unreachable(TransportConnectionError(str(odd), errors=(odd,)), "Elasticsearch")
+    assert said.startswith("cannot reach Elasticsearch (")
+    assert said.count("(") == said.count(")")  # whole inside its parentheses

@@ -37,7 +37,7 @@ def test_help_has_an_example(cli, command: list[str]) -> None:
 
 def test_model_build_help_follows_the_defaults(cli, monkeypatch: pytest.MonkeyPatch) -> None:
     import es_scm.cli.options as options
-    from es_scm.defaults import SIMILARITY_DEFAULTS
+    from es_scm.options.defaults import SIMILARITY_DEFAULTS
 
     changed = {"neighbors": "vocabulary", "column_order": "id", "symmetric": False}
     monkeypatch.setattr(options, "DEFAULT_WEIGHTING", "raw-natural")
@@ -84,8 +84,8 @@ def test_model_build_and_info(cli, news_model_dir: Path) -> None:
 def test_every_command_has_the_api_defaults(command: list[str]) -> None:
     from es_scm.cli import build_parser
     from es_scm.cli.options import model_options
-    from es_scm.defaults import DEFAULT_WEIGHTING, SIMILARITY_DEFAULTS
-    from es_scm.model.weighting import TermWeighting
+    from es_scm.model.text import TermWeighting
+    from es_scm.options.defaults import DEFAULT_WEIGHTING, SIMILARITY_DEFAULTS
 
     required = {
         ("model", "build"): ["--corpus", "c", "--out", "o"],
@@ -110,7 +110,7 @@ def test_model_build_refuses_to_overwrite(cli, news_model_dir: Path, news_corpus
 
 def test_model_build_options(cli, news_corpus: Path, tmp_path: Path):
     from es_scm.model import SoftCosineModel
-    from es_scm.model.weighting import TermWeighting
+    from es_scm.model.text import TermWeighting
 
     code, _, err = cli(
         "model", "build", "--corpus", news_corpus, "--out", tmp_path / "m",
@@ -234,6 +234,19 @@ def test_unreachable_elasticsearch(cli, news_model_dir: Path) -> None:
     assert_one_line_error(err, "cannot reach Elasticsearch at http://127.0.0.1:1")
 
 
+def test_an_unreachable_cluster_is_named_by_the_engine_in_use(cli, news_model_dir: Path) -> None:
+    """It said "cannot reach Elasticsearch" with --engine opensearch too (issue 42, item 4)."""
+    for engine, title in (("opensearch", "OpenSearch"), ("elasticsearch", "Elasticsearch")):
+        code, _, err = cli(
+            "search", "--model", news_model_dir, "--index", "x",
+            "--es-url", "http://127.0.0.1:1", "--engine", engine, "obama",
+        )  # fmt: skip
+        assert code == EXIT_ERROR
+        assert_one_line_error(
+            err, f"cannot reach {title} at http://127.0.0.1:1 (connection refused); start one"
+        )
+
+
 def test_bad_url(cli, news_model_dir: Path, news_corpus: Path) -> None:
     code, _, err = cli(
         "index", "--model", news_model_dir, "--index", "x", "--corpus", news_corpus,
@@ -250,7 +263,8 @@ def test_the_tls_error_line_has_balanced_parentheses():
 
     from elastic_transport import TlsError
 
-    from es_scm.cli.errors import balanced, describe
+    from es_scm.cli.errors import describe
+    from es_scm.engines import balanced
 
     reason = (
         "[SSL: CERTIFICATE_VERIFY_FAILED] certificate verify failed: self-signed certificate in "
@@ -264,3 +278,21 @@ def test_the_tls_error_line_has_balanced_parentheses():
         "failed: self-signed certificate in certificate chain); pass the cluster's CA"
     )
     assert balanced("a (b) c) d (e f") == "a (b) c d"
+
+
+def test_json_output_is_strict_json_and_names_a_number_it_cannot_hold():
+    """`search --json` printed `"score": NaN`, which no JSON reader parses (issue 42, item 1):
+    each line is now strict JSON, and a number that is not finite is an error naming it."""
+    import json
+    import math
+
+    from es_scm.cli.errors import CLIError
+    from es_scm.cli.search import json_line
+
+    line = json_line({"rank": 1, "id": "d1", "score": 0.5, "components": {"bm25": 2.0}})
+    assert json.loads(line) == {"rank": 1, "id": "d1", "score": 0.5, "components": {"bm25": 2.0}}
+    with pytest.raises(CLIError, match=r"score of the hit ranked 1 \('d1'\) is NaN"):
+        json_line({"rank": 1, "id": "d1", "score": math.nan})
+    batch = {"qid": "q7", "hits": [{"rank": 1, "score": 1.0}, {"score": -math.inf}]}
+    with pytest.raises(CLIError, match=r"hits\[1\]\.score of query 'q7' is -Infinity"):
+        json_line(batch)

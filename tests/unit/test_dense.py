@@ -1,4 +1,4 @@
-"""The dense leg's pure code (es_scm.elastic.dense, hybrid.DenseLeg, the options of a three-way
+"""The dense leg's pure code (es_scm.index.dense, hybrid.DenseLeg, the options of a three-way
 hybrid search): requests built, mappings read, identities compared — no Elasticsearch."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ import re
 import numpy as np
 import pytest
 
-from es_scm.defaults import DENSE_DEFAULTS, HYBRID_DEFAULTS, HYBRID_DENSE_DEFAULTS
-from es_scm.elastic.dense import (
+from es_scm.fusion import MaxFusion, ReciprocalRankFusion, ZScoreFusion, fusion_from
+from es_scm.index.dense import (
     MAX_KNN,
     DenseField,
     DenseQuery,
@@ -20,18 +20,14 @@ from es_scm.elastic.dense import (
     field_for,
     knn_score,
 )
-from es_scm.elastic.hybrid import (
-    DenseLeg,
-    LegList,
-    fuse,
-    hybrid_legs,
-    hybrid_options,
-    make_fusion,
-)
-from es_scm.elastic.plans import METHODS, search_request
-from es_scm.elastic.requests import IndexLayout, dense_per_query
-from es_scm.fusion import MaxFusion, ReciprocalRankFusion, ZScoreFusion, fusion_from
+from es_scm.index.layout import IndexLayout
 from es_scm.options import DenseOptions
+from es_scm.options.defaults import DENSE_DEFAULTS, HYBRID_DEFAULTS, HYBRID_DENSE_DEFAULTS
+from es_scm.search.dense import dense_per_query
+from es_scm.search.hybrid.config import hybrid_legs, hybrid_options, make_fusion
+from es_scm.search.hybrid.legs import DenseLeg, LegList, fuse
+from es_scm.search.methods import METHODS
+from es_scm.search.plan import RequestContext
 
 VECTOR = (0.1, -0.2, 0.3)
 FLAT = DenseField("metadata.embedding", 3, "cosine", True, "flat")
@@ -233,9 +229,7 @@ def test_the_legs_of_a_search_are_those_its_fusion_weighs():
 
 def test_a_search_request_checks_its_dense_leg():
     def request(method: str, **options):
-        plan, checked = search_request(method, "cats", 10, max_words=100, **options)
-        assert plan is METHODS[method]
-        return checked
+        return METHODS[method].request(RequestContext(100), "cats", 10, **options)
 
     three = request("hybrid", dense=True)
     assert three.dense is True
@@ -253,7 +247,7 @@ def test_a_search_request_checks_its_dense_leg():
         request("hybrid", dense=True, depth=MAX_KNN + 1)
     with pytest.raises(ValueError, match="with alpha fuses two legs"):
         request("hybrid", dense=True, fusion=MaxFusion(0.5))
-    with pytest.raises(ValueError, match="explain is not an option of method='dense'"):
+    with pytest.raises(TypeError, match="explain"):
         request("dense", explain=True)
 
 

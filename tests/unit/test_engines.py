@@ -1,26 +1,34 @@
-"""What differs between the engines, without a server: es_scm/elastic/engines.py (each engine's
+"""What differs between the engines, without a server: es_scm/engines.py (each engine's
 mappings, settings, versions, capabilities, the engine of an answer) and the pure parts of the
 OpenSearch client (its options, its media types). On real nodes: the OpenSearch phase of
 ``make test`` (tests/integration/test_opensearch_es.py and the engine-neutral tests)."""
 
 from __future__ import annotations
 
+import asyncio
+import http.server
+import re
+import threading
+from collections.abc import Iterator
+
 import pytest
 
 from es_scm.elastic._sync.opensearch import opensearch_arguments, plain_headers
-from es_scm.elastic.engines import (
+from es_scm.engines import (
     ELASTICSEARCH,
     ENGINES,
     OPENSEARCH,
     DenseUnsupportedError,
     EngineError,
+    NotASearchEngineError,
     UnsupportedVersionError,
     engine_named,
     engine_of,
     engine_of_answer,
 )
-from es_scm.elastic.query import expand_query
-from es_scm.elastic.schema import index_mapping, settings_for_version
+from es_scm.index.schema import index_mapping, settings_for_version
+from es_scm.search.query import expand_query
+from tests.support import one_error_line
 
 TEXTS = ["boundary layer on a flat plate", "supersonic flow past a cone", "layer of heat"]
 ES_NODE = {"nodes": {"x": {"version": "9.5.4", "build_flavor": "default"}}}
@@ -161,3 +169,85 @@ def test_the_media_types_opensearch_takes():
         "content-type": "application/x-ndjson",
         "authorization": "Basic x",
     }
+
+
+# -- a server that is no search engine (issue 42, item 2) ------------------------------------------
+
+#: What a web server, a proxy or another API may answer at the cluster's URL: (status, content
+#: type, body). The last one gave "unexpected AttributeError: 'str' object has no attribute ...".
+NOT_ENGINES = {
+    "a web server's 404 page": (404, "text/html", b"<html><body>Not Found</body></html>"),
+    "a text answer": (200, "text/plain", b"ok\n"),
+    "a JSON string": (200, "application/json", b'"ok"'),
+}
+
+
+@pytest.fixture(params=list(NOT_ENGINES))
+def not_an_engine(request) -> Iterator[tuple[str, int, str]]:
+    """A tiny HTTP server of the standard library answering everything as one of
+    :data:`NOT_ENGINES` does: its URL, the status and the content type."""
+    status, media, body = NOT_ENGINES[request.param]
+
+    class Answer(http.server.BaseHTTPRequestHandler):
+        def log_message(self, *args: object) -> None:  # quiet
+            pass
+
+        def answer(self) -> None:
+            length = int(self.headers.get("content-length") or 0)
+            self.rfile.read(length)
+            self.send_response(status)
+            self.send_header("content-type", media)
+            self.send_header("content-length", str(len(body)))
+            self.end_headers()
+            if self.command != "HEAD":
+                self.wfile.write(body)
+
+        do_GET = do_PUT = do_POST = do_HEAD = do_DELETE = answer
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Answer)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}", status, media
+    server.shutdown()
+    server.server_close()
+    thread.join()
+
+
+@pytest.mark.parametrize("named", ["auto", "elasticsearch", "opensearch"])
+def test_a_server_that_is_no_search_engine_is_named_as_such_in_one_line(
+    not_an_engine, named, model, cli, tmp_path
+):
+    from es_scm.elastic import SCMIndex, client_from_env
+    from es_scm.elastic.aio import AsyncSearcher, async_client_from_env
+
+    url, status, media = not_an_engine
+    said = re.escape(
+        f"the server at {url} is not Elasticsearch or OpenSearch: it answered GET /news with "
+        f"HTTP {status} ({media})"
+    )
+    client = client_from_env(url, engine=named, max_retries=0)
+    for work in (
+        lambda: SCMIndex(client, "news", model).index_documents([{"id": "1", "text": "flow"}]),
+        lambda: SCMIndex(client, "news", model).searcher.search("boundary layer"),
+    ):
+        with pytest.raises(NotASearchEngineError, match=said):
+            work()
+    client.close()
+
+    async def search() -> None:
+        client = async_client_from_env(url, engine=named, max_retries=0)
+        try:
+            with pytest.raises(NotASearchEngineError, match=said):
+                await AsyncSearcher(client, "news", model).hybrid("boundary layer")
+        finally:
+            await client.close()
+
+    asyncio.run(search())
+    model_dir = model.save(tmp_path / "model")
+    code, out, err = cli(
+        "search", "--model", model_dir, "--index", "news", "--es-url", url,
+        "--engine", named, "boundary layer",
+    )  # fmt: skip
+    assert code == 1
+    assert out == ""
+    assert re.search(said, one_error_line(err)), err

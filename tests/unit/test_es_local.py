@@ -98,13 +98,45 @@ def test_bad_node_counts_are_usage_errors(bad, capsys):
     assert "1..9" in capsys.readouterr().err
 
 
-def test_es_scm_es_help_shows_the_options(capsys):
+def test_es_scm_es_help_lists_the_actions(capsys):
     from es_scm.cli import main
 
     assert main(["es", "--help"]) == 0
     out = capsys.readouterr().out
-    for text in ("--nodes N", "--secure", "--print-credentials", "watermark", "path.data"):
+    for action in ("start", "stop", "status", "install", "ACTION --help"):
+        assert action in out
+
+
+@pytest.mark.parametrize(
+    ("action", "shown", "not_shown"),
+    [
+        ("start", ["--nodes N", "--secure", "--print-credentials", "--heap", "watermark"], []),
+        ("stop", ["--port", "--nodes N", "what `start` used"], ["--heap", "--print-credentials"]),
+        ("status", ["--print-credentials", "data folder", "exits 3"], ["--heap", "--timeout"]),
+        ("install", ["--version", "--home"], ["--port", "--nodes"]),
+    ],
+)
+def test_each_es_action_has_its_own_help(action, shown, not_shown, capsys):
+    """`es-scm es start --help` is start's help, not the general `es` one (issue 41)."""
+    from es_scm.cli import main
+
+    assert main(["es", action, "--help"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"usage: es-scm es {action} ")
+    assert es_local.ACTIONS[action][1].splitlines()[0] in out
+    for text in shown:
         assert text in out
+    for text in not_shown:
+        assert text not in out
+
+
+def test_es_actions_take_verbose_after_the_action():
+    args = es_local.build_parser(parents=[]).parse_args(["status", "--port", "9999"])
+    assert (args.action, args.port, args.timeout) == ("status", 9999, 240.0)
+    from es_scm.cli.main import build_parser
+
+    args = build_parser().parse_args(["es", "status", "-v", "--port", "9999"])
+    assert (args.action, args.port, args.verbose) == ("status", 9999, True)
 
 
 def test_stop_and_status_remember_the_layout_of_start(tmp_path):

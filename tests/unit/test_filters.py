@@ -2,7 +2,7 @@
 how deep a filter may be; which fields a filter names, and which of them an index maps.
 
 The clauses are those an application lets its users send; what an untrusted filter could do
-otherwise is in :mod:`es_scm.elastic.filters` (and checked against a real node in
+otherwise is in :mod:`es_scm.search.filters` (and checked against a real node in
 ``tests/integration/test_search_reliability.py``).
 """
 
@@ -11,7 +11,8 @@ from __future__ import annotations
 import pytest
 
 from es_scm import SoftCosineModel
-from es_scm.elastic.filters import (
+from es_scm.index.schema import index_mapping
+from es_scm.search.filters import (
     MAX_FILTER_DEPTH,
     SAFE_QUERIES,
     MappedFields,
@@ -20,7 +21,6 @@ from es_scm.elastic.filters import (
     filter_clauses,
     filter_fields,
 )
-from es_scm.elastic.schema import index_mapping
 
 SAFE = [
     {"term": {"metadata.topic": "sports"}},

@@ -7,8 +7,6 @@ import math
 import numpy as np
 import pytest
 
-from es_scm.defaults import FUSIONS as FUSION_NAMES
-from es_scm.defaults import HYBRID_DEFAULTS
 from es_scm.fusion import (
     FUSIONS,
     LinearFusion,
@@ -18,6 +16,8 @@ from es_scm.fusion import (
     fusion_from,
     hybrid_settings,
 )
+from es_scm.options.defaults import FUSIONS as FUSION_NAMES
+from es_scm.options.defaults import HYBRID_DEFAULTS
 
 BM25 = {"a": 10.0, "b": 5.0, "c": 0.0}
 SCM = {"a": 0.2, "b": 0.8, "c": 0.4}

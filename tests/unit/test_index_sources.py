@@ -7,7 +7,7 @@ import json
 import numpy as np
 import scipy.sparse as sp
 
-from es_scm.elastic.schema import encode_documents, stored_vector
+from es_scm.index.schema import encode_documents, stored_vector
 
 KEYS = np.array([str(i) for i in range(6)], dtype=object)
 

@@ -15,9 +15,9 @@ import pytest
 
 from es_scm import SoftCosineModel
 from es_scm.documents import InvalidRecord
-from es_scm.elastic.bulk import BatchOutcome
 from es_scm.elastic.concurrency import AsyncStop, AsyncWorkers, Stop, Workers, batches
-from es_scm.elastic.ingest import (
+from es_scm.index.bulk import BatchOutcome
+from es_scm.index.ingest import (
     Batch,
     BatchPreparer,
     IngestReport,
@@ -25,7 +25,7 @@ from es_scm.elastic.ingest import (
     settle_first,
     skip,
 )
-from es_scm.elastic.schema import VECTOR_FIELD
+from es_scm.index.schema import VECTOR_FIELD
 
 TEXTS = ["boundary layer on a swept wing", "supersonic flow past a cone", "heat transfer"]
 TARGET = "news.es-scm-writer-0123456789abcdef"

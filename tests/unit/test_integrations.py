@@ -14,9 +14,9 @@ from elasticsearch import Elasticsearch
 
 from es_scm import SoftCosineModel
 from es_scm.elastic import Searcher
-from es_scm.elastic.results import Hit
 from es_scm.extras import MissingExtraError
 from es_scm.integrations.retrieval import Retrieval, hit_metadata, hit_text, searcher_of
+from es_scm.search.results import Hit
 
 # each integration module → the framework modules it imports, and the extra that installs them
 FRAMEWORKS = {
@@ -61,11 +61,14 @@ def searcher() -> Searcher:
 BAD_OPTIONS = [
     (
         {"mode": "fuzzy"},
-        "mode must be one of 'exact', 'native', 'hybrid', 'bm25', 'dense', got 'fuzzy'",
+        "mode must be one of 'exact', 'fast', 'native', 'hybrid', 'bm25', 'dense', got 'fuzzy'",
     ),
     ({"k": 0}, "k must be an integer >= 1, got 0"),
     ({"mode": "bm25", "explain": True}, "explain is not an option of mode='bm25'"),
-    ({"fusion": "max"}, "fusion is not an option of mode='exact'; its options are filter, explain"),
+    (
+        {"mode": "exact", "fusion": "max"},
+        "fusion is not an option of mode='exact'; its options are filter, explain",
+    ),
     ({"mode": "native", "depth": 50}, "depth is not an option of mode='native'"),
     ({"mode": "hybrid", "depth": 0}, "depth must be None or an integer >= 1, got 0"),
     ({"mode": "hybrid", "fusion": "best"}, "fusion must be one of"),
@@ -86,7 +89,7 @@ BAD_OPTIONS = [
 def test_a_bad_option_is_refused_in_one_line_that_names_it(options, message):
     rest = {key: value for key, value in options.items() if key not in ("mode", "k")}
     with pytest.raises(ValueError, match=message) as error:
-        Retrieval.of(options.get("mode", "exact"), options.get("k", 10), **rest)
+        Retrieval.of(options.get("mode", "hybrid"), options.get("k", 10), **rest)
     assert "\n" not in str(error.value)
 
 
@@ -98,6 +101,24 @@ def test_each_retriever_refuses_a_bad_option_in_the_same_words(searcher, options
         langchain.SCMRetriever(searcher=searcher, **options)
     with pytest.raises(ValueError, match=message):
         llamaindex.SCMRetriever(searcher, **options)
+
+
+def test_both_retrievers_default_to_hybrid_search_with_exact_one_option_away(searcher):
+    """The mode README calls the default, as `es-scm search`'s (issue 41); the searcher's
+    own methods keep their names (`Searcher.search` stays exact)."""
+    langchain = pytest.importorskip("es_scm.integrations.langchain")
+    llamaindex = pytest.importorskip("es_scm.integrations.llamaindex")
+    assert Retrieval.of_fields({}).method == "hybrid"
+    for retrieval in (
+        langchain.SCMRetriever(searcher=searcher)._retrieval(),
+        llamaindex.SCMRetriever(searcher).retrieval,
+    ):
+        assert (retrieval.mode, retrieval.method, retrieval.k) == ("hybrid", "hybrid", 10)
+    for retrieval in (
+        langchain.SCMRetriever(searcher=searcher, mode="exact")._retrieval(),
+        llamaindex.SCMRetriever(searcher, mode="exact").retrieval,
+    ):
+        assert (retrieval.mode, retrieval.method) == ("exact", "search")
 
 
 def test_the_searcher_is_an_index_s_or_a_searcher(searcher):

@@ -12,9 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from es_scm.model import SoftCosineModel, TokenCounts
-from es_scm.model.text import Tokenizer
-from es_scm.model.vocabulary import Vocabulary
-from es_scm.model.weighting import TermWeighting
+from es_scm.model.text import TermWeighting, Tokenizer, Vocabulary
 from es_scm.similarity import TermSimilarityMatrix, WordEmbeddings
 
 NEWSPAPERS = ["saint paul tribune", "saint paul post", "willmar west tribune"]
@@ -412,7 +410,7 @@ def test_weightings_are_accepted_as_specs():
 
 
 def test_default_weighting_is_the_same_at_every_layer():
-    from es_scm.defaults import DEFAULT_WEIGHTING
+    from es_scm.options.defaults import DEFAULT_WEIGHTING
 
     model = SoftCosineModel.build(ROMANS)
     assert model.document_weighting == TermWeighting.from_spec(DEFAULT_WEIGHTING)

@@ -10,18 +10,6 @@ from dataclasses import fields, replace
 import numpy as np
 import pytest
 
-from es_scm.defaults import (
-    AUTO_EMBEDDINGS,
-    EMBEDDING_SOURCE,
-    ENCODER_DEFAULTS,
-    HYBRID_DEFAULTS,
-    LEVENSHTEIN_DEFAULTS,
-    SIMILARITY_DEFAULTS,
-    SYNONYM_DEFAULTS,
-    TRAINING_DEFAULTS,
-    TRAINING_SCALE,
-)
-from es_scm.elastic.hybrid import hybrid_options
 from es_scm.fusion import MaxFusion, ReciprocalRankFusion
 from es_scm.model import SoftCosineModel
 from es_scm.model.auto import AutoEmbeddings
@@ -37,12 +25,24 @@ from es_scm.options import (
     TrainingOptions,
     TrainingScale,
 )
+from es_scm.options.defaults import (
+    AUTO_EMBEDDINGS,
+    EMBEDDING_SOURCE,
+    ENCODER_DEFAULTS,
+    HYBRID_DEFAULTS,
+    LEVENSHTEIN_DEFAULTS,
+    SIMILARITY_DEFAULTS,
+    SYNONYM_DEFAULTS,
+    TRAINING_DEFAULTS,
+    TRAINING_SCALE,
+)
+from es_scm.options.validation import Interval
+from es_scm.search.hybrid.config import hybrid_options
 from es_scm.similarity import TermSimilarityMatrix, WordEmbeddings
 from es_scm.similarity.encoded import EncoderVectors
 from es_scm.similarity.factory import CombinedSources, levenshtein_options
 from es_scm.similarity.synonyms import Synonyms
 from es_scm.similarity.training import EmbeddingTraining
-from es_scm.validation import Interval
 
 TEXTS = ["caesar dead", "caesar killed", "the capitol", "antony dead"]
 EMBEDDINGS = WordEmbeddings(

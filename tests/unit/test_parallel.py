@@ -9,7 +9,7 @@ import pytest
 
 from es_scm.model import SoftCosineModel, Tokenizer, Vocabulary
 from es_scm.model.parallel import MIN_PARALLEL_DOCUMENTS, count_texts, resolve_n_jobs
-from es_scm.model.vocabulary import TermCounts
+from es_scm.model.text import TermCounts
 from es_scm.similarity import WordEmbeddings
 
 WORDS = "saint paul tribune post willmar west caesar antony dead killed the capitol of naïve café"

@@ -78,3 +78,63 @@ def test_a_display_replaces_the_lines(caplog):
     with caplog.at_level(logging.INFO, logger="es_scm.test_progress"):
         Progress(logger, "after", total=1, interval=0).update()
     assert caplog.records[0].getMessage().startswith("after: 1/1")
+
+
+# -- the command line's bars without the cli extra (issue 41) -----------------------------------
+
+#: Two progress bars asked for in one process without tqdm (None in sys.modules: not installed).
+WITHOUT_TQDM = """
+import sys
+sys.modules["tqdm"] = None
+from es_scm.cli.progress import progress_bar
+assert [progress_bar(10, False), progress_bar(10, False, unit="query")] == [None, None]
+print("done")
+"""
+
+
+def _stderr_of(script: str, terminal: bool) -> str:
+    """What ``script`` writes to stderr: a pipe, or the terminal of a pseudo-terminal pair."""
+    import os
+    import pty
+    import subprocess
+    import sys
+
+    if not terminal:
+        done = subprocess.run(
+            [sys.executable, "-c", script], capture_output=True, text=True, check=True
+        )
+        assert done.stdout == "done\n"
+        return done.stderr
+    leader, follower = pty.openpty()
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=follower, check=True
+        )
+        os.close(follower)
+        follower = -1
+        written = b""
+        while True:
+            try:
+                chunk = os.read(leader, 4096)
+            except OSError:  # the terminal's writer is gone: all was read
+                break
+            if not chunk:
+                break
+            written += chunk
+        assert done.stdout == b"done\n"
+        return written.decode()
+    finally:
+        os.close(leader)
+        if follower >= 0:
+            os.close(follower)
+
+
+def test_without_a_terminal_no_bar_is_missed_and_nothing_is_said():
+    assert _stderr_of(WITHOUT_TQDM, terminal=False) == ""
+
+
+def test_on_a_terminal_without_tqdm_one_hint_names_the_extra():
+    lines = _stderr_of(WITHOUT_TQDM, terminal=True).splitlines()
+    assert lines == [
+        "es-scm: progress bars needs tqdm: pip install 'es-scm[cli]' (--no-progress silences this)"
+    ]

@@ -1,4 +1,4 @@
-"""Query signals (es_scm.query_signals): each signal by hand, from lists and from a model."""
+"""Query signals (es_scm.fusion.signals): each signal by hand, from lists and from a model."""
 
 from __future__ import annotations
 
@@ -10,8 +10,7 @@ import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from es_scm.model import SoftCosineModel
-from es_scm.query_signals import (
+from es_scm.fusion.signals import (
     SHAPE_DEPTH,
     QuerySignals,
     agreement_signals,
@@ -20,6 +19,7 @@ from es_scm.query_signals import (
     term_signals,
     top_lists,
 )
+from es_scm.model import SoftCosineModel
 from es_scm.similarity import TermSimilarityMatrix
 
 

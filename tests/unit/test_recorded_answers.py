@@ -2,13 +2,13 @@
 
 ``scripts/record_answers.py`` ran es-scm's searcher on a 9.5.4 node and recorded every call and
 answer (``tests/unit/recorded/``). These tests feed the recorded answers to the pure core — exact
-search's window schedule (:mod:`es_scm.elastic.windows`), the checks of every answer
-(:mod:`es_scm.elastic.target`), hybrid search's fusion and bound (:mod:`es_scm.elastic.hybrid`) —
+search's window schedule (:mod:`es_scm.search.exact`), the checks of every answer
+(:mod:`es_scm.search.target`), hybrid search's fusion and bound (:mod:`es_scm.search.hybrid.legs`) —
 in the order the searcher reads them, and check what they conclude against the brute force
 (:class:`~es_scm.model.BruteForceSearch`) over the recorded documents: the windows doubling until
 the top k is proven, exhaustion, the largest window, the pruned mass, a target that moved, a
 failed shard, and the bound of a fusion. The searches are those of the methods' plans
-(:mod:`es_scm.elastic.plans`), replayed request by request: each one they ask is the one
+(:mod:`es_scm.search.methods`), replayed request by request: each one they ask is the one
 recorded.
 """
 
@@ -26,12 +26,14 @@ import pytest
 
 from es_scm import SoftCosineModel, TermSimilarityMatrix
 from es_scm.elastic import PartialResultError
-from es_scm.elastic.filters import MappedFields
-from es_scm.elastic.plans import Context, ExactPlan, HybridPlan, Plan, search_request
-from es_scm.elastic.target import Checked, Target, TargetCheck, TargetMoved
-from es_scm.elastic.windows import ExactWindows, msearch_lines
 from es_scm.model import BruteForceSearch
-from es_scm.similarity.scoring import rank
+from es_scm.search.exact import ExactPlan, ExactWindows
+from es_scm.search.filters import MappedFields
+from es_scm.search.hybrid.plan import HybridPlan
+from es_scm.search.methods import METHODS
+from es_scm.search.plan import Context, Plan, RequestContext, msearch_lines
+from es_scm.search.target import Checked, Target, TargetCheck, TargetMoved
+from es_scm.similarity.scm import rank
 
 RECORDED = Path(__file__).resolve().parent / "recorded"
 LIMIT = 1024  # the clause limit of the scenarios that prune nothing: their queries are short
@@ -110,7 +112,7 @@ def replay_exact(scenario: str) -> tuple[ExactWindows, list[int]]:
     recorded = recording("windows.json")
     asked_for = recorded[scenario]
     limit, max_window = asked_for.get("max_clauses", LIMIT), asked_for.get("max_window", 10_000)
-    _, request = search_request("search", asked_for["query"], asked_for["k"], max_words=100)
+    request = METHODS["search"].request(RequestContext(100), asked_for["query"], asked_for["k"])
     plan = ExactPlan(request, context(windows_model(), recorded["index"], limit, max_window))
     asked = replay(plan, list(asked_for["calls"]))
     assert all(searches[0]["from_"] == 0 for searches in asked)  # each window read whole
@@ -200,6 +202,15 @@ def test_an_exhausted_window_with_terms_left_out_proves_only_by_the_bound():
         assert "clause limit" in windows.unproven(10, 0)
 
 
+def test_the_line_of_a_top_k_unproven_for_terms_left_out_reads_as_a_sentence():
+    windows, _ = replay_exact("pruned")
+    assert not windows.proven  # what the terms left out may add is above the 10th exact score
+    assert windows.unproven(10, 0) == (  # it said "with leaving out expansion terms" (issue 42)
+        "exact mode cannot prove the top 10 (from 0 + k 10) with expansion terms left out (the "
+        "cluster's clause limit); ask for fewer results, or use native mode"
+    )
+
+
 # -- every answer from the checked indices, whole ----------------------------------------------
 
 
@@ -261,7 +272,7 @@ def replay_hybrid(depth: int, fusion: str = "max") -> tuple[HybridPlan, list[str
     recorded = recording("hybrid.json")
     index, query, k = recorded["index"], recorded["query"], recorded["k"]
     key = f"depth_{depth}" if fusion == "max" else f"{fusion}_depth_{depth}"
-    _, request = search_request("hybrid", query, k, max_words=100, fusion=fusion, depth=depth)
+    request = METHODS["hybrid"].request(RequestContext(100), query, k, fusion=fusion, depth=depth)
     plan = HybridPlan(request, context(hybrid_model(), index, LIMIT))
     asked = replay(plan, list(recorded[key]["calls"]))
     # one round trip: BM25's list, and the SCM's first window (every match, in a corpus this

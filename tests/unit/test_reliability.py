@@ -18,7 +18,7 @@ TEXTS = [d["text"] for d in aero_corpus(200)]
 def test_seen_ids_match_a_set_across_and_within_batches():
     import random
 
-    from es_scm.elastic.ingest import SeenIds
+    from es_scm.index.ingest import SeenIds
 
     rng = random.Random(7)
     seen, reference = SeenIds(), set()

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from es_scm.elastic.schema import (
+from es_scm.index.schema import (
     METADATA_IGNORE_ABOVE,
     index_mapping,
     mapping_options,

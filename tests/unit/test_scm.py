@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 from scipy import sparse
 
-from es_scm.similarity import scm, theorems
+from es_scm.similarity import scm
+from tests.unit import theorems
 
 # Three terms; terms 0 and 1 are similar (0.5), term 2 is unrelated.
 S3 = np.array(

@@ -1,4 +1,4 @@
-"""One score path (es_scm.similarity.scoring): the query's value is computed once, and every SCM
+"""One score path (es_scm.similarity.scm): the query's value is computed once, and every SCM
 es-scm reports — exact rescoring, the brute force, the model's similarity — is the same function,
 so the same document gets the same bits everywhere. And one BM25 query (elastic.query)."""
 
@@ -11,11 +11,11 @@ import pytest
 import scipy.sparse as sp
 
 import es_scm
-from es_scm.elastic.query import bm25_query, expand_query
 from es_scm.model import BruteForceSearch, SoftCosineModel
 from es_scm.model.text import Tokenizer
+from es_scm.search.query import bm25_query, expand_query
 from es_scm.similarity import TermSimilarityMatrix, WordEmbeddings, scm
-from es_scm.similarity.scoring import query_vector, stored_rows
+from es_scm.similarity.scm import stored_rows
 
 WORDS = [f"w{i}" for i in range(40)]
 
@@ -44,7 +44,7 @@ def test_the_squared_soft_norm_is_the_expansions_dot_product_with_x(model):
     rng = np.random.default_rng(1)
     for _ in range(20):
         x = sp.random(1, len(matrix.terms), density=0.2, rng=rng, format="csr") * 3.0
-        value = query_vector(matrix, x)
+        value = matrix.query_vector(x)
         squared = float(value.expansion.toarray().ravel() @ x.toarray().ravel())
         assert value.norm**2 == pytest.approx(squared, rel=1e-12)
         dense_x = x.toarray().ravel()
@@ -102,7 +102,7 @@ def test_inner_product_runs_through_the_expansion_and_the_same_dot(model, corpus
     matrix = model.similarity_matrix
     documents = model.vectorize_many(corpus, role="document")
     x = model.vectorize(corpus[3], role="query")
-    value = query_vector(matrix, x)
+    value = matrix.query_vector(x)
     direct = matrix.inner_product(x, documents, normalized=(False, False))
     np.testing.assert_array_equal(direct, scm.dot(matrix.expand(x), documents)[0])
     scms = matrix.inner_product(x, documents, normalized=(True, True))
@@ -111,7 +111,7 @@ def test_inner_product_runs_through_the_expansion_and_the_same_dot(model, corpus
 
 def test_an_empty_side_scores_zero(model):
     matrix = model.similarity_matrix
-    empty = query_vector(matrix, sp.csr_matrix((1, len(model.terms))))
+    empty = matrix.query_vector(sp.csr_matrix((1, len(model.terms))))
     assert empty.norm == 0.0
     np.testing.assert_array_equal(empty.scores(sp.csr_array((3, len(model.terms)))), [0.0] * 3)
 
@@ -152,4 +152,4 @@ def test_bm25_is_one_query():
         for path in package.rglob("*.py")
         if '{"match"' in path.read_text(encoding="utf-8")
     }
-    assert writers == {"elastic/query.py"}
+    assert writers == {"search/query.py"}

@@ -11,9 +11,7 @@ import math
 import numpy as np
 import pytest
 
-from es_scm.model.text import Tokenizer
-from es_scm.model.vocabulary import Vocabulary
-from es_scm.model.weighting import TermWeighting
+from es_scm.model.text import TermWeighting, Tokenizer, Vocabulary
 
 
 def cosine(x, y) -> float:

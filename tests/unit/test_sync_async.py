@@ -16,13 +16,12 @@ import sys
 import pytest
 
 from es_scm.elastic import AliasSearcher, SCMIndex, Searcher, aio, reindex_into_alias
-from es_scm.elastic.plans import METHODS
+from es_scm.search.methods import METHODS
 from tests.support import REPO_ROOT
 
 PAIRS = [
     (SCMIndex, aio.AsyncSCMIndex),
     (Searcher, aio.AsyncSearcher),
-    (AliasSearcher, aio.AsyncAliasSearcher),
 ]
 
 
@@ -70,14 +69,19 @@ def test_async_methods_are_coroutine_functions_and_sync_ones_are_not(sync, async
 
 
 def test_each_search_method_shows_its_own_options_and_no_others():
-    for method, plan in METHODS.items():
-        options = plan.options
-        signature = inspect.signature(getattr(Searcher, method))
-        assert list(signature.parameters)[:3] == ["self", "query", "k"], method
-        assert set(list(signature.parameters)[3:]) == set(options), method
-        assert signature.return_annotation == "SearchResult"
-        for name in options:  # keyword-only, never hidden in **options
-            assert signature.parameters[name].kind is inspect.Parameter.KEYWORD_ONLY
+    for name, method in METHODS.items():
+        options = method.options
+        for searcher in (Searcher, aio.AsyncSearcher):
+            bound = getattr(searcher.__new__(searcher), name)
+            signature = inspect.signature(bound)
+            first = ["query", "k"] if method.retrieves else ["query"]
+            assert list(signature.parameters)[: len(first)] == first, name
+            assert set(signature.parameters) - {"query", "k"} == set(options), name
+            assert signature.return_annotation == "SearchResult"
+            assert bound.__doc__, name
+            assert bound.__doc__ == method.__doc__, name
+            for option in options:  # keyword-only, never hidden in **options
+                assert signature.parameters[option].kind is inspect.Parameter.KEYWORD_ONLY
 
 
 def test_the_index_searches_through_its_searcher_only():
@@ -101,6 +105,13 @@ def test_the_generated_sync_code_is_current():
         check=False,
     )
     assert checked.returncode == 0, checked.stderr
+
+
+def test_the_alias_searcher_is_the_searcher_given_several_models_on_both_sides():
+    assert parameters(AliasSearcher) == parameters(aio.AsyncAliasSearcher)
+    assert AliasSearcher.__doc__ == aio.AsyncAliasSearcher.__doc__
+    assert inspect.signature(AliasSearcher).return_annotation == "Searcher"
+    assert inspect.signature(aio.AsyncAliasSearcher).return_annotation == "AsyncSearcher"
 
 
 def test_the_alias_swap_is_one_function_on_both_sides():

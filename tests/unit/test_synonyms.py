@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 from es_scm.cli import main
-from es_scm.defaults import SIMILARITY_DEFAULTS, SYNONYM_DEFAULTS
 from es_scm.model import SoftCosineModel, Tokenizer
 from es_scm.options import SourceOptions, source_settings
+from es_scm.options.defaults import SIMILARITY_DEFAULTS, SYNONYM_DEFAULTS
 from es_scm.similarity import TermSimilarityMatrix, WordEmbeddings
 from es_scm.similarity.synonyms import Synonyms, read_synonyms
 from tests.support import assert_one_line_error

@@ -9,12 +9,12 @@ import math
 import numpy as np
 import pytest
 
-from es_scm.elastic.hybrid import hybrid_options
 from es_scm.evaluation.trec import TrecReport, method_fusion
 from es_scm.evaluation.tuning import adaptive_runs, folds_of, fused_run
 from es_scm.fusion import AdaptiveFusion, MaxFusion, fusion_from_options, hybrid_settings
-from es_scm.query_signals import QuerySignals
-from es_scm.query_weights import WeightModel
+from es_scm.fusion.signals import QuerySignals
+from es_scm.fusion.weights import WeightModel
+from es_scm.search.hybrid.config import hybrid_options
 
 
 def _topics(n: int = 40) -> tuple[dict, dict]:

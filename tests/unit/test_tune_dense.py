@@ -17,7 +17,6 @@ from es_scm.cli import main
 from es_scm.cli.errors import CLIError
 from es_scm.cli.options import leg_weights
 from es_scm.cli.tune import dense_fusions_from_args
-from es_scm.elastic.hybrid import hybrid_options, make_fusion
 from es_scm.evaluation.tuning import (
     DenseScores,
     TuningReport,
@@ -26,6 +25,7 @@ from es_scm.evaluation.tuning import (
     weight_grid,
 )
 from es_scm.fusion import MaxFusion, ReciprocalRankFusion, ZScoreFusion, hybrid_settings
+from es_scm.search.hybrid.config import hybrid_options, make_fusion
 from tests.support import collection_files
 
 

@@ -10,7 +10,6 @@ import scipy.sparse as sp
 
 from es_scm.model import BruteForceSearch, SoftCosineModel
 from es_scm.similarity import TermSimilarityMatrix, WordEmbeddings
-from es_scm.similarity.scoring import query_vector
 from es_scm.similarity.unseen import UnseenTerms, UnseenWord
 
 TEXTS = ["a red car on the road", "an old car in the garage", "a fast train to the city"]
@@ -121,12 +120,12 @@ def test_combined_sources_weigh_their_columns():
 def test_query_vector_without_unseen_words_is_the_plain_expansion():
     matrix = TermSimilarityMatrix.from_pairs(["a", "b"], [("a", "b", 0.5)])
     x = sp.csr_matrix(np.array([[1.0, 2.0]]))
-    vector = query_vector(matrix, x)
+    vector = matrix.query_vector(x)
     assert vector.unseen == ()
     assert vector.unseen_expansion is None
     assert vector.norm == pytest.approx(float(matrix.soft_norm(x)))
     word = UnseenWord("c", 1.0, np.array([0]), np.array([0.5]))
-    extended = query_vector(matrix, x, [word])
+    extended = matrix.query_vector(x, [word])
     assert extended.unseen_expansion.toarray().ravel() == pytest.approx([0.5, 0.0])
     # ‖x‖² = xᵀSx + 2·1·(0.5·1) + 1
     assert extended.norm**2 == pytest.approx(vector.norm**2 + 1.0 + 1.0)

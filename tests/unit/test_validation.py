@@ -1,4 +1,5 @@
-"""es_scm.validation and es_scm.documents: one place that checks values and names the bad one."""
+"""es_scm.options.validation and es_scm.documents: one place that checks values and names the bad
+one."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import numpy as np
 import pytest
 
 from es_scm.documents import Document, as_document
-from es_scm.validation import (
+from es_scm.options.validation import (
     FRACTION,
     NON_NEGATIVE_INT,
     POSITIVE_INT,

@@ -1,4 +1,4 @@
-"""Tests for es_scm.model.vocabulary.Vocabulary."""
+"""Tests for es_scm.model.text.Vocabulary."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from es_scm.model.vocabulary import NotFittedError, Vocabulary
+from es_scm.model.text import NotFittedError, Vocabulary
 
 # df: a=4, b=3, c=2, d=2, e=1 (N=4); cf: a=5, b=3, c=2, d=3, e=1
 DOCS = [

@@ -1,4 +1,4 @@
-"""Tests for es_scm.model.weighting.TermWeighting; expected values are written out by hand."""
+"""Tests for es_scm.model.text.TermWeighting; expected values are written out by hand."""
 
 from __future__ import annotations
 
@@ -10,8 +10,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from es_scm.model.vocabulary import Vocabulary
-from es_scm.model.weighting import TermWeighting
+from es_scm.model.text import TermWeighting, Vocabulary
 
 # N = 4; df: a=3, b=2, c=2, d=1 (ids 0..3); cf: a=5, b=2, c=3, d=1, so avgdl = 11 / 4
 DOCS = [["a", "a", "a", "b"], ["a", "c"], ["a", "b", "c", "c"], ["d"]]

@@ -12,7 +12,7 @@ from typing import Any
 from elasticsearch import ApiError, AsyncElasticsearch
 
 from es_scm.elastic.connection import DEFAULT_MAX_CLAUSES, node_version
-from es_scm.elastic.engines import engine_of
+from es_scm.engines import engine_of
 
 __all__ = ["cluster_max_clauses", "cluster_version", "head_call"]
 
@@ -57,9 +57,9 @@ async def cluster_version(client: AsyncElasticsearch) -> str:
 
 async def cluster_max_clauses(client: AsyncElasticsearch) -> int:
     """The most clauses a query may have on every data node of the cluster, read where its
-    engine keeps it (:meth:`~es_scm.elastic.engines.Engine.max_clauses`): on Elasticsearch
+    engine keeps it (:meth:`~es_scm.engines.Engine.max_clauses`): on Elasticsearch
     from each node's heap and search threads
-    (:func:`~es_scm.elastic.engines.clause_limit`), on OpenSearch from the cluster setting
+    (:func:`~es_scm.engines.clause_limit`), on OpenSearch from the cluster setting
     ``indices.query.bool.max_clause_count``; :data:`DEFAULT_MAX_CLAUSES` where they cannot be
     read (a restricted API key)."""
     engine = engine_of(client)

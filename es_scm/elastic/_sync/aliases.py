@@ -1,7 +1,7 @@
 # Generated from es_scm/elastic/_async/aliases.py by scripts/generate_sync.py: do not edit.
 # Change the asyncio source and run `python scripts/generate_sync.py`.
 """Model swaps behind an alias: the new index filled and the alias moved, and the searcher of an
-alias that follows it from model to model (the decisions: :mod:`es_scm.elastic.aliases`).
+alias that follows it from model to model (the decisions: :mod:`es_scm.index.aliases`).
 """
 
 from __future__ import annotations
@@ -17,7 +17,9 @@ from es_scm.documents import Document
 from es_scm.elastic._sync.index import SCMIndex, delete_index, optimize_index
 from es_scm.elastic._sync.opensearch import es_surface
 from es_scm.elastic._sync.searcher import Searcher
-from es_scm.elastic.aliases import (
+from es_scm.elastic.concurrency import Heartbeat, Stop
+from es_scm.elastic.connection import error_reason
+from es_scm.index.aliases import (
     AliasSwap,
     AliasSwapError,
     alias_targets,
@@ -28,11 +30,9 @@ from es_scm.elastic.aliases import (
     retirement,
     swap_layout,
 )
-from es_scm.elastic.concurrency import Heartbeat, Stop
-from es_scm.elastic.connection import error_reason
-from es_scm.elastic.names import validate_index_name
-from es_scm.elastic.requests import MAX_REQUEST_BYTES, IngestOptions
-from es_scm.elastic.swaps import (
+from es_scm.index.layout import MAX_REQUEST_BYTES, IngestOptions
+from es_scm.index.names import validate_index_name
+from es_scm.index.swaps import (
     HEARTBEAT,
     SWAP_KEY,
     SwapCleanup,
@@ -47,8 +47,8 @@ from es_scm.elastic.swaps import (
     with_marker,
 )
 from es_scm.options import DenseOptions
+from es_scm.options.validation import NON_NEGATIVE_INT, Boolean, Interval, check
 from es_scm.processes import pid_alive
-from es_scm.validation import NON_NEGATIVE_INT, Boolean, Interval, check
 
 if TYPE_CHECKING:  # pragma: no cover
     from es_scm.model import SoftCosineModel
@@ -95,7 +95,7 @@ def reindex_into_alias(
     client : AsyncElasticsearch
     alias : str
         The alias the applications search (created if missing; an index of that name is
-        replaced by the alias, see :mod:`es_scm.elastic.aliases`).
+        replaced by the alias, see :mod:`es_scm.index.aliases`).
     model : SoftCosineModel
         The model of the new index (the same or another one).
     documents : iterable of Document or mapping
@@ -121,7 +121,7 @@ def reindex_into_alias(
     grace : float
         Seconds between moving the alias and deleting the old indices.
     new_index : str, optional
-        The new index's name (default :func:`~es_scm.elastic.aliases.new_index_name`).
+        The new index's name (default :func:`~es_scm.index.aliases.new_index_name`).
     batch_size, max_retries, initial_backoff, retry_budget, concurrency, max_request_bytes
         The ingestion's, as :meth:`AsyncSCMIndex.index_documents`.
     progress, stop
@@ -129,7 +129,7 @@ def reindex_into_alias(
     clean_up : bool
         First delete what swaps of ``alias`` that were killed left behind
         (:func:`async_remove_swap_leftovers`; ``swap.cleanup`` says what). The new index is
-        marked for the next run to do the same (:mod:`es_scm.elastic.swaps`).
+        marked for the next run to do the same (:mod:`es_scm.index.swaps`).
 
     Returns
     -------
@@ -212,7 +212,7 @@ def reindex_into_alias(
 def remove_swap_leftovers(client: Elasticsearch, alias: str) -> SwapCleanup:
     """Delete the indices that swaps of ``alias`` left behind when they were killed.
 
-    The rule (:mod:`es_scm.elastic.swaps`): an index that a swap of ``alias`` created (its
+    The rule (:mod:`es_scm.index.swaps`): an index that a swap of ``alias`` created (its
     mapping's marker says so), that no alias points at and no swap kept, and that a swap
     retired (killed between moving the alias and deleting it) or that is still being filled by
     a run that is gone (on this machine: its process no longer exists; on another: its
@@ -309,14 +309,19 @@ def _delete_unfinished(client: Elasticsearch, name: str) -> None:
         logger.warning("could not delete the unfinished index %s (%s); delete it", name, error)
 
 
-class AliasSearcher(Searcher):
-    """Search an alias across model swaps: a searcher given every model the alias's indices
-    may be built with (:class:`AsyncSearcher`'s ``model``, several).
+def AliasSearcher(
+    client: Elasticsearch,
+    alias: str,
+    models: Iterable[SoftCosineModel],
+    **searcher_options: Any,
+) -> Searcher:
+    """A searcher of an alias across model swaps: the :class:`AsyncSearcher` given every model
+    the alias's indices may be built with (its ``model``, several).
 
     Each search reads the alias's indices with the model they record; when the alias moves to
     the indices of another model, the first answer from them says so, and the search is
-    repeated with that model (:class:`~es_scm.elastic.target.TargetCheck`). Add the next model
-    with :meth:`add_model` before swapping to it.
+    repeated with that model (:class:`~es_scm.search.target.TargetCheck`). Add the next model
+    with :meth:`~AsyncSearcher.add_model` before swapping to it.
 
     Parameters
     ----------
@@ -335,12 +340,4 @@ class AliasSearcher(Searcher):
     >>> reindex_into_alias(client, "news", new_model, documents)  # doctest: +SKIP
     >>> searcher.search("president greets the press")          # doctest: +SKIP
     """
-
-    def __init__(
-        self,
-        client: Elasticsearch,
-        alias: str,
-        models: Iterable[SoftCosineModel],
-        **searcher_options: Any,
-    ) -> None:
-        super().__init__(client, alias, list(models), **searcher_options)
+    return Searcher(client, alias, list(models), **searcher_options)

@@ -3,9 +3,9 @@
 """The index es-scm writes: create, ingest (upsert), count, optimize, delete documents, delete.
 
 :class:`AsyncSCMIndex` (and its generated sync twin ``SCMIndex``) puts the write side together for
-one index and one model: the schema (:mod:`es_scm.elastic.schema`), the index's lifecycle (the
-functions below, with the decisions of :mod:`es_scm.elastic.indices`), ingestion
-(:mod:`es_scm.elastic._async.ingest`) and deletion by id (:mod:`es_scm.elastic.lifecycle`). It
+one index and one model: the schema (:mod:`es_scm.index.schema`), the index's lifecycle (the
+functions below, with the decisions of :mod:`es_scm.index.indices`), ingestion
+(:mod:`es_scm.elastic._async.ingest`) and deletion by id (:mod:`es_scm.index.lifecycle`). It
 writes only: ``index.searcher`` is the searcher of the same client, name and model, which shares
 its model check (made once per object, and again when an answer shows that the name stands for
 other indices now) and its sentence encoder (an index with dense vectors: the one that encodes
@@ -28,13 +28,12 @@ from elasticsearch.helpers import streaming_bulk
 from es_scm.documents import Document
 from es_scm.elastic._sync.client import cluster_version, head_call
 from es_scm.elastic._sync.ingest import Ingestion
-from es_scm.elastic._sync.opensearch import es_surface
 from es_scm.elastic._sync.searcher import Searcher
 from es_scm.elastic.concurrency import Stop
 from es_scm.elastic.connection import error_reason
-from es_scm.elastic.dense import dense_meta
-from es_scm.elastic.engines import engine_of
-from es_scm.elastic.indices import (
+from es_scm.engines import engine_of
+from es_scm.index.dense import dense_meta
+from es_scm.index.indices import (
     WriteTarget,
     counted,
     deletable,
@@ -44,15 +43,15 @@ from es_scm.elastic.indices import (
     refused_mapping,
     write_target,
 )
-from es_scm.elastic.ingest import IngestError, IngestInterrupted, IngestReport
-from es_scm.elastic.lifecycle import DeleteReport, deletion_arguments
-from es_scm.elastic.names import check_one_name, validate_index_name
-from es_scm.elastic.requests import MAX_REQUEST_BYTES, IndexLayout, IngestOptions, dense_options
-from es_scm.elastic.results import PartialResultError
-from es_scm.elastic.schema import check_version, settings_for_version
-from es_scm.elastic.target import Checked, TargetCheck
+from es_scm.index.ingest import IngestError, IngestInterrupted, IngestReport
+from es_scm.index.layout import MAX_REQUEST_BYTES, IndexLayout, IngestOptions, dense_options
+from es_scm.index.lifecycle import DeleteReport, deletion_arguments
+from es_scm.index.names import check_one_name, validate_index_name
+from es_scm.index.schema import check_version, settings_for_version
 from es_scm.options import DenseOptions
-from es_scm.validation import POSITIVE_INT, Boolean, check
+from es_scm.options.validation import POSITIVE_INT, Boolean, check
+from es_scm.search.results import PartialResultError
+from es_scm.search.target import Checked, TargetCheck
 
 if TYPE_CHECKING:  # pragma: no cover
     from es_scm.model import SoftCosineModel
@@ -92,10 +91,12 @@ class SCMIndex:
     def __init__(
         self, client: Elasticsearch, name: str, model: SoftCosineModel, **searcher_options: Any
     ) -> None:
-        client = es_surface(client)
-        #: The searcher of this index and model (it shares the model check).
+        #: The searcher of this index and model.
         self.searcher = Searcher(client, name, model, **searcher_options)
-        self.client = client
+        #: The client, the model check and the dense vectors' encoder, shared with
+        #: :attr:`searcher` (:mod:`es_scm.elastic._async.handle`).
+        self.handle = self.searcher.handle
+        self.client = self.handle.client
         self.model = model
         self._writes: tuple[str, str | None] | None = None  # the index written, its write alias
         self._alias_refused = False  # Elasticsearch refused the key the right to add one
@@ -103,12 +104,12 @@ class SCMIndex:
     @property
     def name(self) -> str:
         """The index (or alias)."""
-        return self.searcher.name
+        return self.handle.name
 
     @property
     def target(self) -> TargetCheck:
-        """The model check, shared with :attr:`searcher`."""
-        return self.searcher.target
+        """The model check, shared with :attr:`searcher` (the handle's)."""
+        return self.handle.target
 
     def exists(self) -> bool:
         """Whether an index (or alias) of this name exists."""
@@ -143,20 +144,20 @@ class SCMIndex:
             typed, and a document whose value does not fit fails with the reason; other fields
             are kept in ``_source`` unindexed. Default: every field a keyword (``flattened``),
             which never rejects a document for a type (see
-            :func:`~es_scm.elastic.schema.metadata_field_mapping`).
+            :func:`~es_scm.index.schema.metadata_field_mapping`).
         expansion : {"query", "documents"}
             Where S is applied. ``"query"`` (default): each search sends the O(mC) terms of the
             expanded query x' = SᵀWx. ``"documents"``: each document is stored with Sy' too and
             a search sends its m own terms, which is faster to search but makes the index and
             its ingestion several times larger and slower (``docs/BENCHMARKS.md``), and ties
             the index to S (a new S means reindexing). Scores and exact results are the same
-            either way (:mod:`es_scm.elastic.query`).
+            either way (:mod:`es_scm.search.query`).
         dense : DenseOptions or bool, optional
             Dense vectors that es-scm computes, for hybrid search's kNN leg
-            (:mod:`es_scm.elastic.dense`): ``True`` for :data:`~es_scm.defaults.DENSE_DEFAULTS`
-            (all-MiniLM-L6-v2, a ``flat`` field: exact kNN), or
-            ``DenseOptions(encoder=NAME_OR_FOLDER, index_options="flat" | "default" | ...)``.
-            The index gets a ``dense_vector`` field ``scm.dense`` of the encoder's dimension
+            (:mod:`es_scm.index.dense`): ``True`` for
+            :data:`~es_scm.options.defaults.DENSE_DEFAULTS` (all-MiniLM-L6-v2, a ``flat`` field:
+            exact kNN), or ``DenseOptions(encoder=NAME_OR_FOLDER, index_options="flat" | "default" |
+            ...)``. The index gets a ``dense_vector`` field ``scm.dense`` of the encoder's dimension
             (cosine, kept out of ``_source``) and records the encoder's name and identity in
             ``_meta.es_scm.dense``; every ingestion encodes the documents' texts with it (the
             encoder given to the index, ``encoder=``, if it bears that name; the model loads
@@ -164,7 +165,7 @@ class SCMIndex:
             ``metadata_mapping={"embedding": {"type": "dense_vector", "dims": 384,
             "similarity": "cosine"}}``, filled by your documents' ``embedding``.
 
-        The index gets its hidden write alias (:mod:`es_scm.elastic.indices`).
+        The index gets its hidden write alias (:mod:`es_scm.index.indices`).
 
         Raises
         ------
@@ -225,7 +226,7 @@ class SCMIndex:
         max_request_bytes: int = MAX_REQUEST_BYTES,
         stop: Stop | None = None,
     ) -> IngestReport:
-        """Vectorize and bulk-index documents (see :class:`~es_scm.elastic.ingest.IngestReport`).
+        """Vectorize and bulk-index documents (see :class:`~es_scm.index.ingest.IngestReport`).
 
         ``documents`` are :class:`~es_scm.documents.Document` records or mappings
         ``{"id", "text", **metadata}`` (the asyncio API also takes an async iterable). The index
@@ -321,14 +322,14 @@ class SCMIndex:
     ) -> bool:
         """Create the index as ``layout`` says unless it exists; True if created. An existing
         index is checked against the model by the same request that finds it. ``swap``: the
-        marker of an index made for a swap (:mod:`es_scm.elastic.swaps`), in its ``_meta``
+        marker of an index made for a swap (:mod:`es_scm.index.swaps`), in its ``_meta``
         from its creation on."""
         validate_index_name(self.name)
         # a bad analyzer or mapping fails before any request; the mapping's fields are what a
         # filter may name once the index is created
-        engine = engine_of(self.client)
+        engine = self.handle.engine
         mappings = layout_mapping(self.model, layout, engine=engine)
-        response = self.client.options(ignore_status=404).indices.get(index=self.name)
+        response = self.handle.get_index()
         if response.meta.status != 404:
             if not exist_ok:
                 raise ValueError(f"index {self.name!r} exists already (pass exist_ok=True)")
@@ -336,7 +337,7 @@ class SCMIndex:
             return False
         dense = None
         if layout.dense is not None:  # the encoder loaded: its dimension and identity recorded
-            encoder, dims, identity = self.searcher._new_encoder(layout.dense)
+            encoder, dims, identity = self.handle.new_encoder(layout.dense)
             dense = dense_meta(encoder.name, identity, dims, layout.dense)
         created, alias = create_index(
             self.client, self.name, self.model, layout, new_write_alias(self.name), dense, swap
@@ -350,7 +351,7 @@ class SCMIndex:
             return True
         if not exist_ok:  # another process created it meanwhile
             raise ValueError(f"index {self.name!r} exists already (pass exist_ok=True)")
-        self._accept(self.client.options(ignore_status=404).indices.get(index=self.name))
+        self._accept(self.handle.get_index())
         return False
 
     def _accept(self, response: Any) -> None:
@@ -361,7 +362,7 @@ class SCMIndex:
     def _checked(self) -> Checked:
         """The indices behind the name and their side of S, the model checked (once)."""
         if self.target.checked is None or self._writes is None:
-            self._accept(self.client.options(ignore_status=404).indices.get(index=self.name))
+            self._accept(self.handle.get_index())
         assert self.target.checked is not None
         return self.target.checked
 
@@ -399,7 +400,7 @@ class SCMIndex:
         checked = self._checked()
         encoder = None
         if checked.encoder is not None:  # es-scm's dense vectors: the index's encoder, checked
-            encoder = self.searcher._index_encoder(checked)
+            encoder = self.handle.index_encoder(checked)
         ingestion = Ingestion(
             self.client,
             writer,
@@ -444,9 +445,9 @@ def create_index(
 
     Returns whether it was created (False: another process created it meanwhile) and its write
     alias: None where Elasticsearch refuses the key the right to make aliases (the index is made
-    without one; its writes are then not guarded, :mod:`es_scm.elastic.indices`). The settings
+    without one; its writes are then not guarded, :mod:`es_scm.index.indices`). The settings
     and the mapping are those of the cluster's engine and version
-    (:func:`~es_scm.elastic.schema.settings_for_version`).
+    (:func:`~es_scm.index.schema.settings_for_version`).
     """
     engine = engine_of(client)
     version = check_version(cluster_version(client), engine)
@@ -479,7 +480,7 @@ def delete_index(client: Elasticsearch, name: str) -> bool:
     ``name`` must be one concrete index, named in full: a comma list, a wildcard pattern,
     ``_all`` or any invalid name is refused before any request, and an alias or an index without
     es-scm's ``_meta`` marker after reading its mapping
-    (:func:`~es_scm.elastic.indices.deletable`). Elasticsearch's own guard
+    (:func:`~es_scm.index.indices.deletable`). Elasticsearch's own guard
     (``action.destructive_requires_name``) is not relied upon: a cluster may have it off.
 
     Raises

@@ -4,23 +4,23 @@
 
 A run (:class:`AsyncIngestion`) reads the documents in batches, prepares each (checked,
 vectorized — and, for an index with dense vectors, encoded by the sentence encoder — and
-encoded as bulk actions: :class:`~es_scm.elastic.ingest.BatchPreparer`, CPU work in a worker
+encoded as bulk actions: :class:`~es_scm.index.ingest.BatchPreparer`, CPU work in a worker
 thread)
 while up to ``concurrency`` earlier batches are in flight (:class:`AsyncWorkers`; the sync twin
 keeps ``concurrency`` threads for the run), and settles the batches in order into the report
-(:func:`~es_scm.elastic.ingest.settle`). A batch that repeats an id of a batch in flight waits
+(:func:`~es_scm.index.ingest.settle`). A batch that repeats an id of a batch in flight waits
 for that one, so that the later copy of a document is written last; the batch after the first is
 read before the first is sent, so that a run of one batch is known to be one, and its request
 refreshes the index (``refresh_last``).
 
 Sending a batch (:class:`AsyncBatchSender`): the ids the index holds already are looked up
-(unless the run created the index), then :class:`~es_scm.elastic.bulk.BulkSending` says which
+(unless the run created the index), then :class:`~es_scm.index.bulk.BulkSending` says which
 request goes next and reads each answer (retries, halves of a rejected request, documents over
 the node's indexing memory isolated). A cluster that cannot be reached, a 503, and documents
 whose shard has no primary are waited out within the retry budget, each wait saying why (the
 cluster's health names a red index); when a request's answer was lost and the batch stops, the
 ids it sent are looked up once, and those the index holds now count as written. Every bulk
-request goes to the index's write alias with ``require_alias`` (:mod:`es_scm.elastic.indices`):
+request goes to the index's write alias with ``require_alias`` (:mod:`es_scm.index.indices`):
 Elasticsearch never creates an index for es-scm's writes.
 
 Stopping. The run's ``stop`` (:class:`AsyncStop`) ends it at the next step: no batch is read,
@@ -46,7 +46,10 @@ from typing import TYPE_CHECKING, Any, cast
 from elasticsearch import ApiError, Elasticsearch, TransportError
 
 from es_scm.documents import Document
-from es_scm.elastic.bulk import (
+from es_scm.elastic.concurrency import Stop, Workers, batches, compute
+from es_scm.elastic.connection import error_reason
+from es_scm.engines import engine_of
+from es_scm.index.bulk import (
     SHARD_WAIT,
     UNAVAILABLE,
     BatchOutcome,
@@ -59,10 +62,8 @@ from es_scm.elastic.bulk import (
     existing_ids,
     unreachable,
 )
-from es_scm.elastic.concurrency import Stop, Workers, batches, compute
-from es_scm.elastic.connection import error_reason
-from es_scm.elastic.indices import WriteTarget
-from es_scm.elastic.ingest import (
+from es_scm.index.indices import WriteTarget
+from es_scm.index.ingest import (
     Batch,
     BatchPreparer,
     IngestError,
@@ -73,7 +74,7 @@ from es_scm.elastic.ingest import (
     settle_first,
     skip,
 )
-from es_scm.elastic.requests import IngestOptions
+from es_scm.index.layout import IngestOptions
 
 if TYPE_CHECKING:  # pragma: no cover
     from es_scm.encoder import SentenceEncoder
@@ -324,6 +325,8 @@ class BatchSender:
         self.stop = stop
         self.fresh = fresh
         self.may_look_up = True  # False once Elasticsearch refused a lookup (no read right)
+        #: the engine written to, as messages name it
+        self.engine = engine_of(client).title
 
     def send(self, batch: Batch, refresh: bool = False) -> BatchOutcome:
         """Bulk the batch (refreshing the shards written if ``refresh``); what became of each
@@ -344,6 +347,7 @@ class BatchSender:
             initial_backoff=self.options.initial_backoff,
             max_backoff=self.options.max_backoff,
             max_request_bytes=self.options.max_request_bytes,
+            engine=self.engine,
         )
         existing: dict[str, bool] = {}
         try:
@@ -358,7 +362,7 @@ class BatchSender:
                     response = self._bulk(request, refresh)
                 except TransportError as error:  # no answer: the request may have been applied
                     sending.unanswered(request)
-                    self._wait(clock, unreachable(error))
+                    self._wait(clock, unreachable(error, self.engine))
                     continue
                 except ApiError as error:
                     if error.meta.status != UNAVAILABLE:
@@ -366,7 +370,7 @@ class BatchSender:
                         continue
                     sending.unanswered(request)  # it may have been applied in part
                     reason = f"HTTP 503: {error_reason(error)}"
-                    self._wait(clock, f"Elasticsearch is unavailable ({reason})", reason)
+                    self._wait(clock, f"{self.engine} is unavailable ({reason})", reason)
                     continue
                 sending.answered(request, response.body)
                 if sending.stopping is not None:
@@ -410,7 +414,7 @@ class BatchSender:
                     index=self.target.index, ids=ids, source=False
                 )
             except TransportError as error:
-                self._wait(clock, unreachable(error))
+                self._wait(clock, unreachable(error, self.engine))
                 continue
             except ApiError as error:  # e.g. a key that may write but not read
                 logger.debug("cannot look the ids up (%s): counting Elasticsearch's answers", error)

@@ -12,6 +12,13 @@ product header). So an :class:`AsyncOpenSearchClient` *is* an ``AsyncElasticsear
 transport, :class:`AsyncOpenSearchTransport`, sends every request through an opensearch-py
 ``AsyncOpenSearch`` client's connections:
 
+* the first answers are checked until one is OpenSearch's, as elasticsearch-py checks
+  Elasticsearch's product header: an answer marked ``X-Elastic-Product: Elasticsearch`` is
+  :class:`~es_scm.engines.EngineMismatchError` (the cluster is Elasticsearch), and one
+  that is not JSON where JSON was asked :class:`~es_scm.engines.NotASearchEngineError`
+  (a web server, a proxy's page), each in one line that names the URL, before es-scm reads a
+  word of it (an index request answered ``Unknown Similarity type [LegacyBM25]``, a search
+  ``unknown query [rank_feature]``);
 * elasticsearch-py builds each request (path, URL parameters, body) as it does for
   Elasticsearch — the REST API es-scm uses is the same on both engines
   (docs/OPENSEARCH-NOTES.md) — and reads each answer into the same responses and errors, with
@@ -54,6 +61,14 @@ from elastic_transport import ConnectionTimeout as TransportTimeout
 from elastic_transport import TlsError as TransportTlsError
 from elastic_transport.client_utils import DEFAULT
 from elasticsearch import Elasticsearch
+
+from es_scm.engines import (
+    answered_json,
+    engine_mismatch,
+    expects_json,
+    marked_elasticsearch,
+    not_a_search_engine,
+)
 
 __all__ = ["OpenSearchClient", "OpenSearchTransport", "es_surface"]
 
@@ -114,6 +129,7 @@ class OpenSearchTransport:
         self._tls = exceptions.SSLError
         self._unreachable = exceptions.ConnectionError
         self._nodes: dict[str, NodeConfig] = {}
+        self._verified = False  # an answer showed the cluster to be OpenSearch
 
     def perform_request(
         self,
@@ -167,10 +183,14 @@ class OpenSearchTransport:
                     raise failure from error
                 errors.append(failure)
                 continue
+            answered = {key.lower(): v for key, v in raw_headers.items()}
+            if not self._verified:
+                url = str(getattr(connection, "host", "OpenSearch"))  # no credentials in it
+                self._verified = self._verify(url, method, target, status, answered, data, sent)
             meta = ApiResponseMeta(
                 status=status,
                 http_version="1.1",
-                headers=HttpHeaders({key.lower(): v for key, v in raw_headers.items()}),
+                headers=HttpHeaders(answered),
                 duration=time.perf_counter() - started,
                 node=self._node(connection),
             )
@@ -185,6 +205,32 @@ class OpenSearchTransport:
     def close(self) -> None:
         """Close the opensearch-py client's connections."""
         self.opensearch.close()
+
+    @staticmethod
+    def _verify(
+        url: str,
+        method: str,
+        target: str,
+        status: int,
+        headers: Mapping[str, str],
+        data: Any,
+        sent: Mapping[str, str],
+    ) -> bool:
+        """Whether an answer shows the cluster to be OpenSearch (a JSON object without
+        Elasticsearch's mark); an answer of Elasticsearch, or no engine's, raises its one-line
+        error instead of being read."""
+        if marked_elasticsearch(headers):
+            raise engine_mismatch("opensearch", "elasticsearch", url)
+        if not data:  # a HEAD answer, or an empty one: nothing to tell by
+            return False
+        head = data[:256]  # the start tells an object; the rest need not be decoded
+        text = head.decode("utf-8", "replace") if isinstance(head, bytes) else str(head)
+        # both engines answer a JSON object to a request that asks for JSON only
+        if answered_json(headers) and text.lstrip()[:1] == "{":
+            return True
+        if expects_json(sent):
+            raise not_a_search_engine(url, method, target, status, headers)
+        return False
 
     def _body(self, method: str, meta: ApiResponseMeta, data: Any) -> Any:
         if method == "HEAD" or not data:
@@ -228,7 +274,7 @@ class OpenSearchClient(Elasticsearch):
     >>> client = AsyncOpenSearchClient(AsyncOpenSearch("http://127.0.0.1:9440"))  # doctest: +SKIP
     """
 
-    #: The engine es-scm reads off the client (:func:`~es_scm.elastic.engines.engine_of`).
+    #: The engine es-scm reads off the client (:func:`~es_scm.engines.engine_of`).
     es_scm_engine = "opensearch"
 
     def __init__(

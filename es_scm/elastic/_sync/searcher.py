@@ -8,11 +8,11 @@ sync one generated) answers a query in one of five ways, each its own method:
 
 ``search``   the SCM, exactly: windows of Elasticsearch's candidates rescored from the float64
              vectors y' kept in ``_source``, grown until the result provably equals the
-             brute-force top k (:mod:`es_scm.elastic.windows` argues why).
+             brute-force top k (:mod:`es_scm.search.exact` argues why).
 ``native``   Elasticsearch's scores divided by ‖Wx‖_S: the SCM up to the 9-bit precision of the
              stored values, in one request.
-``hybrid``   BM25 fused with the exact SCM (:mod:`es_scm.elastic.hybrid`), and with a dense kNN
-             leg when asked (``dense=``: :mod:`es_scm.elastic.dense`).
+``hybrid``   BM25 fused with the exact SCM (:mod:`es_scm.search.hybrid.legs`), and with a dense kNN
+             leg when asked (``dense=``: :mod:`es_scm.index.dense`).
 ``bm25``     Elasticsearch's BM25 on the text field, as it scores it.
 ``dense``    Elasticsearch's kNN search on a ``dense_vector`` field alone, as it scores it.
 
@@ -20,7 +20,7 @@ sync one generated) answers a query in one of five ways, each its own method:
 one method at once (each round trip of all of them in one ``_msearch``, their query vectors
 encoded in one batch).
 
-Each method is a plan (:mod:`es_scm.elastic.plans`): the requests it sends, round trip by round
+Each method is a plan (:mod:`es_scm.search.plans`): the requests it sends, round trip by round
 trip, and how it finishes. The searcher checks the method's options, makes its plan, and runs
 one loop for every method: what the plan asks goes in one request (one ``search``, or one
 ``_msearch`` for several), its answers go back to the plan, until the plan is done.
@@ -29,7 +29,7 @@ The vectors of an index that es-scm filled with dense vectors are searched with 
 by the index's encoder: the one given to the searcher (``encoder=``), else the one ``_meta``
 names, loaded once; either way its identity must be the recorded one.
 
-Every answer is read through the searcher's :class:`~es_scm.elastic.target.TargetCheck`: whole,
+Every answer is read through the searcher's :class:`~es_scm.search.target.TargetCheck`: whole,
 and from the indices the model was checked on, else the model is checked again and the search
 repeated.
 
@@ -42,7 +42,7 @@ What the searcher learns of the cluster it learns once: the model check, the cla
 whether the cluster has the ``sparse_vector`` query (where it has not, the same Lucene query is
 sent as ``term`` clauses from then on). What its engine does its own way — Elasticsearch or
 OpenSearch: the query form, whether an ``_msearch`` reports named queries' scores, dense
-vectors — it reads off the client, without a request (:mod:`es_scm.elastic.engines`). The code
+vectors — it reads off the client, without a request (:mod:`es_scm.engines`). The code
 reads top-down in the order the requests go.
 It is written once, for asyncio, in ``es_scm/elastic/_async/searcher.py``;
 ``scripts/generate_sync.py`` generates the sync searcher from it.
@@ -56,39 +56,32 @@ import os
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, overload
 
+from elastic_transport import ConnectionError as TransportConnectionError
+from elastic_transport import ConnectionTimeout
 from elasticsearch import ApiError, Elasticsearch, NotFoundError
 
-from es_scm.defaults import MAX_QUERY_WORDS
-from es_scm.elastic._sync.client import cluster_max_clauses
-from es_scm.elastic._sync.opensearch import es_surface
+from es_scm.elastic._sync.handle import IndexHandle
 from es_scm.elastic.concurrency import compute, map_concurrently
 from es_scm.elastic.connection import error_reason
-from es_scm.elastic.dense import DenseQuery, check_encoder, encode_texts, field_for, loaded
-from es_scm.elastic.engines import engine_of
-from es_scm.elastic.filters import FILTER_POLICIES, Filter, FilterPolicy
-from es_scm.elastic.names import check_target_name
-from es_scm.elastic.plans import Context, Plan, RescorePlan, search_request
-from es_scm.elastic.query import ExpandedQuery, QueryType, expand_query
-from es_scm.elastic.requests import (
-    Dense,
-    Method,
-    RescoreRequest,
-    SearchRequest,
-    dense_per_query,
-)
-from es_scm.elastic.results import (
+from es_scm.encoder import SentenceEncoder
+from es_scm.engines import connection_detail
+from es_scm.index.dense import DenseQuery, encode_texts, field_for
+from es_scm.index.names import check_target_name
+from es_scm.index.schema import ModelMismatchError, PartialResultError
+from es_scm.options.defaults import MAX_QUERY_WORDS
+from es_scm.options.validation import POSITIVE_INT, Options, OrNone, check
+from es_scm.search.dense import dense_per_query
+from es_scm.search.filters import FILTER_POLICIES, FilterPolicy
+from es_scm.search.methods import METHODS, SearchMethods
+from es_scm.search.plan import Context, Plan, RequestContext, msearch_lines
+from es_scm.search.query import ExpandedQuery, QueryType, expand_query
+from es_scm.search.results import (
     BatchSearchError,
+    ConnectionLostError,
     NotProvenError,
-    PartialResultError,
     SearchResult,
 )
-from es_scm.elastic.schema import ModelMismatchError
-from es_scm.elastic.target import ATTEMPTS, Checked, Target, TargetCheck, TargetMoved
-from es_scm.elastic.windows import msearch_lines
-from es_scm.encoder import SentenceEncoder
-from es_scm.fusion import Fusion
-from es_scm.options import DenseOptions
-from es_scm.validation import POSITIVE_INT, Options, OrNone, check
+from es_scm.search.target import ATTEMPTS, Checked, TargetCheck, TargetMoved
 
 if TYPE_CHECKING:  # pragma: no cover
     from es_scm.model import SoftCosineModel
@@ -100,6 +93,9 @@ _NO_QUERY = "unknown query [sparse_vector]"  # a cluster without the sparse_vect
 _TOO_MANY_CLAUSES = "maxClauseCount"  # Lucene's refusal of a query over the clause limit
 _MSEARCH_SIZE = 100  # searches per _msearch request of a batch, at most
 _MSEARCH_LEAST = 10  # and at least (but for the last), when the batch is cut for overlap
+# No answer, after the client's retries (a node stopped, a network gone, a node too slow): a
+# batch that meets one ends with what it answered (a refusal is an answer: ApiError)
+_LOST = (TransportConnectionError, ConnectionTimeout)
 
 
 class _QueryFormChanged(Exception):
@@ -118,14 +114,14 @@ def _take(plan: Plan, answers: Sequence[Mapping[str, Any]] | None) -> bool:
     return False
 
 
-class Searcher:
+class Searcher(SearchMethods):
     """Search an es-scm index, alias or pattern with its model (the module docstring).
 
     The model is checked against the indices behind ``name`` once, at the first use; every
-    answer is then read through what the check found (:mod:`es_scm.elastic.target`): a hit or
+    answer is then read through what the check found (:mod:`es_scm.search.target`): a hit or
     document of another index, or a search over another number of shards, means that the alias
     moved (or the pattern matches other indices), so the model is checked again and the search
-    repeated — or :class:`~es_scm.elastic.schema.ModelMismatchError` raised if the indices now
+    repeated — or :class:`~es_scm.index.schema.ModelMismatchError` raised if the indices now
     have another model. An answer that names no index (no hits) is confirmed by one more look at
     the indices. A shard that fails raises :class:`~es_scm.elastic.PartialResultError`.
 
@@ -156,20 +152,20 @@ class Searcher:
     max_query_words : int
         The most words a query may have (runs of letters and digits, stop words included):
         a longer one raises :class:`~es_scm.elastic.QueryTooLongError` before any request
-        (default :data:`~es_scm.defaults.MAX_QUERY_WORDS`).
+        (default :data:`~es_scm.options.defaults.MAX_QUERY_WORDS`).
     filter_policy : {"any", "safe"}
         ``"any"`` (default) sends every filter as it is, with the client's rights: for filters
         the application writes. ``"safe"`` refuses, before any request, a filter clause outside
-        :data:`~es_scm.elastic.filters.SAFE_QUERIES` (a ``terms`` lookup into another index, a
+        :data:`~es_scm.search.filters.SAFE_QUERIES` (a ``terms`` lookup into another index, a
         ``wrapper``, a script...): for filters that come from users (what an untrusted filter
-        could do: :mod:`es_scm.elastic.filters`).
+        could do: :mod:`es_scm.search.filters`).
     encoder : SentenceEncoder or str, optional
         The sentence encoder of the index's dense vectors (an index created with ``dense=``),
         which encodes the queries of ``dense=True``: a :class:`~es_scm.encoder.SentenceEncoder`,
         or a model name or folder. None (default): the encoder ``_meta.es_scm.dense`` names,
         loaded once, at the first search that needs it. Either way its identity (the
         fingerprint of its files) must be the one the index recorded, else
-        :class:`~es_scm.elastic.dense.EncoderMismatchError`.
+        :class:`~es_scm.index.dense.EncoderMismatchError`.
     """
 
     def __init__(
@@ -185,14 +181,16 @@ class Searcher:
         filter_policy: FilterPolicy = "any",
         encoder: SentenceEncoder | str | os.PathLike[str] | None = None,
     ) -> None:
-        client = es_surface(client)
-        self.client = client
-        #: What the cluster's engine does its own way (:mod:`es_scm.elastic.engines`).
-        self.engine = engine_of(client)
         if encoder is not None and not isinstance(encoder, SentenceEncoder):
             encoder = SentenceEncoder(encoder)
-        self.encoder: SentenceEncoder | None = encoder
-        self._encoder_checked: str | None = None  # the weights self.encoder was checked against
+        limit = check(max_clauses, "max_clauses", OrNone(POSITIVE_INT))
+        #: The client, the model check and the dense vectors' encoder, shared with the
+        #: :class:`~es_scm.elastic.aio.AsyncSCMIndex` of the same index
+        #: (:mod:`es_scm.elastic._async.handle`).
+        self.handle = IndexHandle(client, check_target_name(name), model, limit, encoder)
+        self.client = self.handle.client
+        #: What the cluster's engine does its own way (:mod:`es_scm.engines`).
+        self.engine = self.handle.engine
         self.max_window: int = check(max_window, "max_window", POSITIVE_INT)
         self.query_type: QueryType = check(
             query_type or self.engine.query_type, "query_type", Options(self.engine.query_types)
@@ -201,13 +199,22 @@ class Searcher:
         self.filter_policy: FilterPolicy = check(
             filter_policy, "filter_policy", Options(FILTER_POLICIES)
         )
-        limit = check(max_clauses, "max_clauses", OrNone(POSITIVE_INT))
-        self.target = TargetCheck(check_target_name(name), model, limit)
+        self._contexts: dict[str, RequestContext] = {}
 
     @property
     def name(self) -> str:
         """The index, alias or pattern searched."""
-        return self.target.name
+        return self.handle.name
+
+    @property
+    def target(self) -> TargetCheck:
+        """The model check of the indices behind the name (the handle's)."""
+        return self.handle.target
+
+    @property
+    def encoder(self) -> SentenceEncoder | None:
+        """The encoder of the index's dense vectors, once given or loaded (the handle's)."""
+        return self.handle.encoder
 
     @property
     def model(self) -> SoftCosineModel:
@@ -232,181 +239,24 @@ class Searcher:
         ModelMismatchError
             If the indices are not es-scm indices of this model.
         """
-        meta, _ = self.target.accept(self._get_index())
+        meta, _ = self.target.accept(self.handle.get_index())
         return meta
 
     def expansion(self) -> str:
         """Where the index applies S: ``"query"`` or ``"documents"`` (the model checked once)."""
-        return (self._ready()).expansion
+        return (self.handle.ready()).expansion
 
     def max_clauses(self) -> int:
         """The most clauses a query may have (the cluster's limit unless given), learned once."""
-        self._ready()
+        self.handle.ready()
         return self.target.limit
 
     def expand(self, query: str) -> ExpandedQuery:
-        """The query's vector, soft norm and expansion (see :mod:`es_scm.elastic.query`)."""
-        checked = self._ready()
+        """The query's vector, soft norm and expansion (see :mod:`es_scm.search.query`)."""
+        checked = self.handle.ready()
         return expand_query(self.target.model, query, self.target.limit, checked.expansion)
 
-    # -- searching, by intent ---------------------------------------------------------------------
-
-    def search(
-        self,
-        query: str,
-        k: int = 10,
-        *,
-        from_: int = 0,
-        filter: Filter = None,
-        explain: bool = False,
-    ) -> SearchResult:
-        """The top ``k`` documents by the SCM after skipping ``from_``: provably the brute-force
-        top k (:mod:`es_scm.elastic.windows`).
-
-        ``filter`` is an Elasticsearch query clause, or a list of them, that the documents must
-        match (e.g. ``{"term": {"metadata.topic": "sports"}}``): it changes no score, and the
-        result is the exact top k among the matching documents. With ``explain``, every hit
-        gets an ``explanation`` of its SCM term pair by term pair, whose contributions sum to
-        ``hit.score`` (:mod:`es_scm.elastic.explain`).
-
-        Raises
-        ------
-        NotProvenError
-            When the top ``from_ + k`` cannot be proven within ``max_window`` candidates (deep
-            pages), or when the cluster's clause limit left out too much of the expansion;
-            ``error.result`` holds the window's exact scores.
-        QueryTooLongError
-            When the query has more than ``max_query_words`` words.
-        """
-        plan, request = self._request(
-            "search", query, k, from_=from_, filter=filter, explain=explain
-        )
-        result = self._run(plan, request)
-        if result.unproven:
-            raise NotProvenError(result.unproven, result)
-        return result
-
-    def native(
-        self,
-        query: str,
-        k: int = 10,
-        *,
-        from_: int = 0,
-        filter: Filter = None,
-        explain: bool = False,
-    ) -> SearchResult:
-        """The top ``k`` after ``from_`` by Elasticsearch's score divided by ‖Wx‖_S: the SCM up
-        to the 9-bit precision of the stored values, in one request. ``filter`` and ``explain``
-        as in :meth:`search` (the explanation is of the exact SCM)."""
-        plan, request = self._request(
-            "native", query, k, from_=from_, filter=filter, explain=explain
-        )
-        return self._run(plan, request)
-
-    def hybrid(
-        self,
-        query: str,
-        k: int = 10,
-        *,
-        from_: int = 0,
-        filter: Filter = None,
-        fusion: Fusion | str | None = None,
-        depth: int | None = None,
-        explain: bool = False,
-        dense: Dense = None,
-    ) -> SearchResult:
-        """The top ``k`` after ``from_`` of BM25 fused with the exact SCM, and with a dense kNN
-        leg when ``dense`` is given (:mod:`es_scm.elastic.hybrid`).
-
-        ``dense`` is None (two legs), True (the index's own dense vectors, an index created
-        with ``dense=``: the query encoded by its encoder) or a
-        :class:`~es_scm.elastic.dense.DenseQuery` (a ``dense_vector`` field of the caller's,
-        e.g. ``metadata.embedding``, and the query's vector). ``fusion`` is a
-        :class:`~es_scm.fusion.Fusion` (``fusion_from("max", alpha=0.7)``; with a dense leg
-        ``fusion_from("zscore", weights={"bm25": 0.4, "scm": 0.1, "dense": 0.5})``, whose
-        weights name the legs fused) or the name of one (``"max"``, ``"linear"``,
-        ``"zscore"``, ``"rrf"``); None takes the model's own
-        (:attr:`~es_scm.model.SoftCosineModel.hybrid`, what ``es-scm tune`` saved; with a
-        dense leg its ``"dense"`` entry), else :data:`es_scm.defaults.HYBRID_DEFAULTS` (with a
-        dense leg :data:`es_scm.defaults.HYBRID_DENSE_DEFAULTS`). Each leg retrieves its top
-        ``depth`` (at least ``from_ + k``; None: the model's, else the default). Each hit's
-        ``components`` holds its score by leg (the dense leg's is Elasticsearch's kNN score,
-        (1 + cos) / 2 for cosine); with ``explain``, its explanation is of its exact SCM
-        (``components["scm"]``). ``filter`` as in :meth:`search`. The result is proven
-        (``exact_guarantee``) only when every leg's list is its exact top: a dense leg's field
-        must be indexed ``flat`` (exact kNN; a note says so otherwise).
-        """
-        plan, request = self._request(
-            "hybrid",
-            query,
-            k,
-            from_=from_,
-            filter=filter,
-            explain=explain,
-            fusion=fusion,
-            depth=depth,
-            dense=dense,
-        )
-        return self._run(plan, request)
-
-    def bm25(
-        self, query: str, k: int = 10, *, from_: int = 0, filter: Filter = None
-    ) -> SearchResult:
-        """The top ``k`` after ``from_`` by Elasticsearch's BM25 (a ``match`` query on the text
-        field, analyzed by the index's analyzer), scores as Elasticsearch gives them: the
-        baseline on the same index. ``filter`` as in :meth:`search`."""
-        plan, request = self._request("bm25", query, k, from_=from_, filter=filter)
-        return self._run(plan, request)
-
-    def dense(
-        self,
-        query: str,
-        k: int = 10,
-        *,
-        from_: int = 0,
-        filter: Filter = None,
-        dense: Dense = None,
-    ) -> SearchResult:
-        """The top ``k`` after ``from_`` by Elasticsearch's kNN search alone (the dense leg of
-        :meth:`hybrid`), scores as Elasticsearch gives them ((1 + cos) / 2 for cosine): the
-        dense baseline on the same index.
-
-        ``dense`` None (or True) searches the index's own dense vectors with ``query`` encoded
-        by its encoder; a :class:`~es_scm.elastic.dense.DenseQuery` searches its field with its
-        vector (``query`` is then not read but by the length check). ``filter`` as in
-        :meth:`search`. ``exact_guarantee`` holds when the field is indexed ``flat`` (exact
-        kNN).
-        """
-        plan, request = self._request("dense", query, k, from_=from_, filter=filter, dense=dense)
-        return self._run(plan, request)
-
-    def rescore(
-        self,
-        query: str,
-        *,
-        ids: Sequence[str] | None = None,
-        es_query: Mapping[str, Any] | None = None,
-        size: int = 100,
-        k: int | None = None,
-        explain: bool = False,
-    ) -> SearchResult:
-        """The exact SCM of given candidates: ``ids``, or the top ``size`` hits of ``es_query``.
-
-        Returns the candidates ranked by exact SCM (the top ``k`` if given); candidates that do
-        not exist are reported in ``notes``. ``exact_guarantee`` holds for ``ids`` (the exact
-        ranking of exactly those documents); for an arbitrary ``es_query`` nothing proves that
-        its top ``size`` holds the best documents, so it is False. ``explain`` as in
-        :meth:`search`.
-
-        Raises
-        ------
-        PartialResultError
-            When a shard could not serve some of the ``ids``: they are not known to be missing.
-        """
-        request = RescoreRequest.of(
-            query, ids, es_query, size, k, explain, max_words=self.max_query_words
-        )
-        return self._run(RescorePlan, request)
+    # -- searching, by intent: the methods of SearchMethods (es_scm/search/methods.py) ----------
 
     @overload
     def batch_search(
@@ -414,7 +264,7 @@ class Searcher:
         queries: Mapping[str, str],
         k: int = 10,
         *,
-        method: Method = "search",
+        method: str = "search",
         threads: int = 4,
         unproven: Literal["raise", "keep"] = "raise",
         **options: Any,
@@ -426,7 +276,7 @@ class Searcher:
         queries: Sequence[str],
         k: int = 10,
         *,
-        method: Method = "search",
+        method: str = "search",
         threads: int = 4,
         unproven: Literal["raise", "keep"] = "raise",
         **options: Any,
@@ -437,7 +287,7 @@ class Searcher:
         queries: Mapping[str, str] | Sequence[str],
         k: int = 10,
         *,
-        method: Method = "search",
+        method: str = "search",
         threads: int = 4,
         unproven: Literal["raise", "keep"] = "raise",
         **options: Any,
@@ -451,12 +301,14 @@ class Searcher:
             pyserini's ``batch_search`` takes them) a dict of results by query id.
         k : int
             The hits of each query.
-        method : {"search", "native", "hybrid", "bm25", "dense"}
-            The method every query runs, with ``options``: its keyword arguments
-            (``from_``, ``filter``, ``explain``; ``fusion``, ``depth`` and ``dense`` for
-            hybrid; ``dense`` for dense). ``dense=True`` encodes every query in one batch;
+        method : str
+            The method every query runs (a name of :data:`~es_scm.search.methods.METHODS`:
+            ``"search"``, ``"fast"``, ``"native"``, ``"hybrid"``, ``"bm25"``, ``"dense"``,
+            ``"rescore"``), with ``options``: its keyword arguments (``from_``, ``filter``,
+            ``explain``; ``fusion``, ``depth``, ``dense`` and ``neighbours`` for hybrid;
+            ...). ``dense=True`` encodes every query in one batch;
             ``dense`` may also give each query its own
-            :class:`~es_scm.elastic.dense.DenseQuery`: a sequence in the queries' order, or a
+            :class:`~es_scm.index.dense.DenseQuery`: a sequence in the queries' order, or a
             mapping by query id.
         threads : int
             Queries whose answers are read at once (threads of the sync searcher, tasks of the
@@ -472,7 +324,10 @@ class Searcher:
         BatchSearchError
             Queries that could not be answered (a query too long, a search refused), named by
             id (or position) with their errors in ``error.failed``, the results of all the
-            others in ``error.results``.
+            others in ``error.results``. A connection lost in the middle of the batch (a node
+            stopped: no answer after the client's retries) ends it there: every query answered
+            by then is in ``error.results``, the others are in ``error.failed`` with one
+            :class:`~es_scm.search.results.ConnectionLostError`, also ``error.lost``.
 
         Every round trip of every query goes in one ``_msearch`` per 100 searches: the first
         of all of them (exact search's first window, native's or BM25's page, hybrid search's
@@ -482,30 +337,42 @@ class Searcher:
         """
         threads = check(threads, "threads", POSITIVE_INT)
         unproven = check(unproven, "unproven", Options(("raise", "keep")))
+        chosen = METHODS[check(method, "method", Options(tuple(METHODS)))]
+        unknown = sorted(set(options) - set(chosen.options))
+        if unknown:
+            raise ValueError(
+                f"{unknown[0]} is not an option of method={method!r}; its options are "
+                f"{', '.join(chosen.options)}"
+            )
         if isinstance(queries, str):
             raise ValueError("queries must be a sequence of query texts or a mapping id → text")
         ids = list(queries) if isinstance(queries, Mapping) else list(range(len(queries)))
         texts = list(queries.values()) if isinstance(queries, Mapping) else list(queries)
         dense = dense_per_query(queries, options.pop("dense", None))
         given: dict[str, Any] = {} if not dense or dense[0] is None else {"dense": dense[0]}
-        plan, _ = search_request(method, "", k, max_words=1, **options, **given)  # once
-        requests: dict[Any, SearchRequest] = {}
+        context = self._request_context()
+        chosen.request(context, "", k=k, **options, **given)  # the options checked once
+        requests: dict[Any, Any] = {}
         failed: dict[Any, BaseException] = {}
         for qid, text, query in zip(ids, texts, dense, strict=True):
             try:  # a query's own text (its length) or dense vector: its failure alone
                 extra = {} if query is None else {"dense": query}
-                requests[qid] = self._request(method, text, k, **options, **extra)[1]
+                requests[qid] = chosen.request(context, text, k=k, **options, **extra)
             except ValueError as error:
                 failed[qid] = error
+        plan = chosen.plan
         answered = self._batch(plan, list(requests.values()), threads)
         results: dict[Any, SearchResult] = {}
+        lost: ConnectionLostError | None = None
         for qid, outcome in zip(requests, answered, strict=True):
             if isinstance(outcome, SearchResult):
                 results[qid] = outcome
             else:
                 failed[qid] = outcome
+                if isinstance(outcome, ConnectionLostError):
+                    lost = lost or outcome
         if failed:
-            raise BatchSearchError({q: failed[q] for q in ids if q in failed}, results)
+            raise BatchSearchError({q: failed[q] for q in ids if q in failed}, results, lost)
         unprovable = [qid for qid in ids if results[qid].unproven]
         if unproven == "raise" and unprovable:
             first = results[unprovable[0]]
@@ -523,99 +390,64 @@ class Searcher:
 
     # -- one search: checked, planned, sent round trip by round trip ------------------------------
 
-    def _request(
-        self, method: str, query: str, k: int, **options: Any
-    ) -> tuple[type[Plan], SearchRequest]:
-        return search_request(
-            method,
-            query,
-            k,
-            max_words=self.max_query_words,
-            filter_policy=self.filter_policy,
-            model_hybrid=self.target.model.hybrid,
-            **options,
-        )
+    def _request_context(self) -> RequestContext:
+        """What the methods' requests read: the searcher's limits and the model's settings
+        (one context per model, so that what a method resolves from the model is resolved
+        once)."""
+        model = self.target.model
+        context = self._contexts.get(model.model_id)
+        if context is None:
+            context = RequestContext(self.max_query_words, self.filter_policy, model.hybrid)
+            self._contexts[model.model_id] = context
+        return context
 
-    def _run(self, plan: type[Plan], request: SearchRequest | RescoreRequest) -> SearchResult:
+    def _run(self, plan: type[Plan], request: Any) -> SearchResult:
+        """A method's search: its result by ``plan`` (:meth:`_result`); an unproven result of a
+        method that promises proof raises :class:`~es_scm.search.results.NotProvenError`."""
+        result = self._result(plan, request)
+        if plan.raises_unproven and result.unproven:
+            raise NotProvenError(result.unproven, result)
+        return result
+
+    def _result(self, plan: type[Plan], request: Any) -> SearchResult:
         """``request``'s result by ``plan``, from the indices the model was checked on: after an
         answer from elsewhere the model is checked again and the search repeated; an answer
         without hits is confirmed by one more look at the indices."""
         for _ in range(ATTEMPTS):
-            checked = self._ready()
-            if isinstance(request, SearchRequest) and request.filters:
-                checked = self._fields_known(checked, [request])
-            if isinstance(request, SearchRequest) and request.dense is not None:
+            checked = self.handle.ready()
+            if getattr(request, "filters", ()):
+                checked = self.handle.fields_known(checked, [request])
+            if getattr(request, "dense", None) is not None:
                 (request,) = self._with_vectors(checked, [request])
             planned = plan(request, self._context(checked))
             try:
                 while (searches := planned.next()) is not None:
                     planned.take(self._send(searches))
             except TargetMoved as moved:
-                self._recheck(checked.target, moved.total)
+                self.handle.recheck(checked.target, moved.total)
                 continue
             except NotFoundError:  # an index of the name went away (an alias moved): look again
-                self._recheck(checked.target, None)
+                self.handle.recheck(checked.target, None)
                 continue
             except _QueryFormChanged:
                 continue
             result = planned.result()
-            if result.hits or self._recheck(checked.target, None):
+            if result.hits or self.handle.recheck(checked.target, None):
                 return result
         raise self.target.moved_too_often()
 
     def _context(self, checked: Checked) -> Context:
         model = checked.model or self.target.model
+        limit = self.target.clause_limit
+        assert limit is not None, "the clause limit is known once the searcher is ready"
         return Context(
             model,
             checked,
-            self.target.limit,
+            limit,
             self.query_type,
             self.max_window,
             named_scores=self.engine.named_scores_in_msearch,
         )
-
-    def _ready(self) -> Checked:
-        """The model checked (once) and the clause limit known (once)."""
-        checked = self.target.checked
-        if checked is None:
-            _, checked = self.target.accept(self._get_index())
-        if self.target.clause_limit is None:
-            self.target.clause_limit = cluster_max_clauses(self.client)
-        return checked
-
-    def _fields_known(
-        self, checked: Checked, requests: Sequence[SearchRequest | RescoreRequest]
-    ) -> Checked:
-        """``checked``, once every field that the requests' filters name is known to be mapped
-        (:class:`~es_scm.elastic.filters.MappedFields`, from the model check's answer: no
-        request). A field that it lacks is looked up once more, since fields may have been
-        mapped since the check.
-
-        Raises
-        ------
-        UnknownFieldError
-            A filter names a field that no index behind the name maps: it would match nothing.
-        """
-        filters = [r.filters for r in requests if isinstance(r, SearchRequest) and r.filters]
-        if not any(checked.fields.unknown(clauses) for clauses in filters):
-            return checked
-        _, checked = self.target.accept(self._get_index())
-        for clauses in filters:
-            checked.fields.check(self.name, clauses)
-        return checked
-
-    def _get_index(self) -> Any:
-        return self.client.options(ignore_status=404).indices.get(index=self.name)
-
-    def _recheck(self, seen: Target, total: int | None) -> bool:
-        """An answer did not come from ``seen``, or named no index: check the model again;
-        whether the name still stands for the same indices."""
-        self.target.forget()  # until checked again (another thread then checks too)
-        try:
-            _, now = self.target.accept(self._get_index())
-        except ModelMismatchError as error:
-            raise self.target.moved(error) from error
-        return self.target.still(seen, now, total)
 
     def _send(self, searches: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
         """The answers to one round trip of a plan: one ``search`` (or ``mget``), or one
@@ -671,7 +503,7 @@ class Searcher:
 
     # -- dense vectors: the index's encoder, the queries' vectors ---------------------------------
 
-    def _with_vectors(self, checked: Checked, requests: list[SearchRequest]) -> list[SearchRequest]:
+    def _with_vectors(self, checked: Checked, requests: list[Any]) -> list[Any]:
         """``requests`` with the index's dense vectors asked (``dense=True``) made a
         :class:`DenseQuery` of the query encoded by the index's encoder — every query of the
         batch in one encoding, off the event loop — and every dense query's field checked.
@@ -681,11 +513,13 @@ class Searcher:
         DenseUnsupportedError
             A dense leg on an engine without dense vectors (OpenSearch), in one line.
         """
-        if any(request.dense is not None for request in requests):
+        if any(getattr(request, "dense", None) is not None for request in requests):
             self.engine.check_dense()
-        asking = [n for n, request in enumerate(requests) if request.dense is True]
+        asking = [
+            n for n, request in enumerate(requests) if getattr(request, "dense", None) is True
+        ]
         if asking:
-            encoder = self._index_encoder(checked)
+            encoder = self.handle.index_encoder(checked)
             texts = [requests[n].text for n in asking]
             vectors = compute(encode_texts, encoder, texts)
             field = str((checked.encoder or {})["field"])
@@ -693,59 +527,23 @@ class Searcher:
             for n, vector in zip(asking, vectors, strict=True):
                 requests[n] = dataclasses.replace(requests[n], dense=DenseQuery(field, vector))
         for request in requests:
-            if isinstance(request.dense, DenseQuery):
+            if isinstance(getattr(request, "dense", None), DenseQuery):
                 field_for(self.name, checked.dense_fields, request.dense)
         return requests
-
-    def _index_encoder(self, checked: Checked) -> SentenceEncoder:
-        """The encoder of the index's dense vectors: the one given, else the one ``_meta``
-        names, loaded once; its identity checked against the index's record (once per record).
-
-        Raises
-        ------
-        ValueError
-            The index holds no dense vectors of es-scm's.
-        EncoderMismatchError
-            The encoder's weights are not those that encoded the index.
-        """
-        meta = checked.encoder
-        if meta is None:
-            raise ValueError(
-                f"{self.name!r} holds no dense vectors of es-scm's (an index created with "
-                "dense=...); for a dense_vector field of your own give "
-                "dense=DenseQuery(field, vector)"
-            )
-        weights = meta.get("identity", {}).get("weights")
-        if self.encoder is not None and self._encoder_checked == weights:
-            return self.encoder
-        encoder = self.encoder or SentenceEncoder(str(meta["encoder"]))
-        _, identity = compute(loaded, encoder)
-        check_encoder(self.name, meta, identity, encoder.name)
-        self.encoder, self._encoder_checked = encoder, weights
-        return encoder
-
-    def _new_encoder(self, options: DenseOptions) -> tuple[SentenceEncoder, int, dict]:
-        """The encoder of a new index's dense vectors (``options.encoder``; the searcher's own
-        if it has that name), loaded: with its dimension and identity."""
-        if self.encoder is not None and self.encoder.name == options.encoder:
-            encoder = self.encoder
-        else:
-            encoder = SentenceEncoder(options.encoder)
-        dims, identity = compute(loaded, encoder)
-        self.encoder, self._encoder_checked = encoder, identity.get("weights")
-        return encoder, dims, identity
 
     # -- a batch: every round trip of every query in one _msearch ----------------------------------
 
     def _batch(
-        self, plan: type[Plan], requests: list[SearchRequest], threads: int
+        self, plan: type[Plan], requests: list[Any], threads: int
     ) -> list[SearchResult | Exception]:
         """Every request's result, as :meth:`_run` gives it (or the error it raises), each round
         trip of all of them sent together; a query one of whose searches failed, or that read
-        another index, is run alone."""
+        another index, is run alone. A connection lost on the way ends the batch: the queries
+        whose plans were done keep their results, and the others get one
+        :class:`~es_scm.search.results.ConnectionLostError`; no other request is sent."""
         if not requests:
             return []
-        checked = self._fields_known(self._ready(), requests)
+        checked = self.handle.fields_known(self.handle.ready(), requests)
         requests = self._with_vectors(checked, requests)  # encoded once, in one batch
         context = self._context(checked)
         plans: dict[int, Plan] = {}
@@ -755,13 +553,19 @@ class Searcher:
                 plans[n] = plan(request, context)
             except ValueError:  # e.g. BM25's words over the clause limit: its own error, alone
                 alone.add(n)
-        active = list(plans)
-        while active:
+        done: set[int] = set()  # plans whose next() said they are done: their results stand
+        pending = list(plans)  # plans whose next round trip is to be asked
+        lost: ConnectionLostError | None = None
+        while pending:
             asked: list[tuple[int, list[dict[str, Any]]]] = []
-            for n in active:
+            for n in pending:
                 searches = plans[n].next()
-                if searches is not None:
+                if searches is None:
+                    done.add(n)
+                else:
                     asked.append((n, searches))
+            if lost is not None or not asked:  # after a lost round: only who is done is asked
+                break
             # The round's queries in ``threads`` _msearch requests at once: while the answers of
             # one are read (the client's work), Elasticsearch searches for the next.
             size = min(_MSEARCH_SIZE, max(_MSEARCH_LEAST, -(-len(asked) // threads)))
@@ -769,31 +573,75 @@ class Searcher:
                 [(n, s, plans[n]) for n, s in asked[a : a + size]]
                 for a in range(0, len(asked), size)
             ]
-            moved = map_concurrently(self._round, chunks, threads)
-            alone.update(n for chunk in moved for n in chunk)
-            active = [n for n, _ in asked if n not in alone]
+            rounds = map_concurrently(self._round, chunks, threads)
+            pending = []
+            for chunk, (moved, failure) in zip(chunks, rounds, strict=True):
+                if failure is not None:  # this chunk's queries are not answered
+                    lost = lost or self._lost(failure)
+                    continue
+                alone.update(moved)
+                pending += [n for n, _, _ in chunk if n not in moved]
         results: list[SearchResult | Exception] = []
         for n, request in enumerate(requests):
-            results.append(self._alone(plan, request) if n in alone else plans[n].result())
+            if n in done:
+                results.append(plans[n].result())
+            elif n in alone and lost is None:
+                answered = self._alone(plan, request)
+                if isinstance(answered, ConnectionLostError):
+                    lost = answered  # the queries after it are not searched
+                results.append(answered)
+            else:  # its round trip, or one of its chunk's, was cut short by the lost connection
+                assert lost is not None
+                results.append(lost)
+        # An answer without hits names no index: it is confirmed by one more look at the
+        # indices, which a lost connection leaves undone (its query is then not answered).
         empty = [n for n, r in enumerate(results) if isinstance(r, SearchResult) and not r.hits]
-        if empty and not self._recheck(checked.target, None):
-            for n in empty:  # moved: searched again, alone
-                results[n] = self._alone(plan, requests[n])
+        still = True
+        if empty and lost is None:
+            try:
+                still = self.handle.recheck(checked.target, None)
+            except _LOST as error:
+                lost, still = self._lost(error), False
+        if empty and (lost is not None or not still):
+            for n in empty:  # moved: searched again, alone (unless the cluster went away)
+                results[n] = lost if lost is not None else self._alone(plan, requests[n])
         return results
 
-    def _round(self, chunk: list[tuple[int, list[dict[str, Any]], Plan]]) -> list[int]:
+    def _round(
+        self, chunk: list[tuple[int, list[dict[str, Any]], Plan]]
+    ) -> tuple[list[int], Exception | None]:
         """One round trip of some of a batch's queries, in one ``_msearch``: each plan takes
         its answers; those that must run alone instead (a search of theirs failed, or they read
-        another index) are returned."""
-        answers = self._msearch([searches for _, searches, _ in chunk])
-        return [n for (n, _, plan), found in zip(chunk, answers, strict=True) if _take(plan, found)]
-
-    def _alone(self, plan: type[Plan], request: SearchRequest) -> SearchResult | Exception:
-        """A query of a batch run alone: its result, or the error that it alone raises."""
+        another index) are returned, with None; or, when the connection was lost, nothing and
+        the client's error (the other chunks of the round go on: what they answer is kept)."""
         try:
-            return self._run(plan, request)
+            answers = self._msearch([searches for _, searches, _ in chunk])
+        except _LOST as error:
+            return [], error
+        moved = [
+            n for (n, _, plan), found in zip(chunk, answers, strict=True) if _take(plan, found)
+        ]
+        return moved, None
+
+    def _alone(self, plan: type[Plan], request: Any) -> SearchResult | Exception:
+        """A query of a batch run alone: its result, or the error that it alone raises (a lost
+        connection: :class:`~es_scm.search.results.ConnectionLostError`)."""
+        try:
+            return self._result(plan, request)
         except (ApiError, ValueError, PartialResultError, ModelMismatchError) as error:
             return error
+        except _LOST as error:
+            return self._lost(error)
+
+    def _lost(self, error: Exception) -> ConnectionLostError:
+        """The one-line error of a batch whose connection to the cluster was lost: the engine
+        and how the connection failed (the client's error, its cause, nests reprs)."""
+        lost = ConnectionLostError(
+            f"the connection to {self.engine.title} was lost in the middle of the batch "
+            f"({connection_detail(error)})"
+        )
+        lost.__cause__ = error
+        return lost
 
     def _msearch(
         self, groups: Sequence[Sequence[Mapping[str, Any]]]

@@ -23,7 +23,7 @@ from elasticsearch import ApiError, TransportError
 from es_scm import SoftCosineModel
 from es_scm.elastic import PartialResultError, SCMIndex
 from es_scm.elastic.connection import client_from_env
-from es_scm.elastic.ingest import IngestError
+from es_scm.index.ingest import IngestError
 from es_scm.tools.es_local import LocalCluster, LocalElasticsearch, LocalElasticsearchError
 from es_scm.tools.node import port_from_env
 

@@ -17,7 +17,7 @@ import pytest
 from es_scm import SoftCosineModel
 from es_scm.elastic import SCMIndex
 from es_scm.elastic.connection import client_from_env
-from es_scm.elastic.ingest import IngestError
+from es_scm.index.ingest import IngestError
 
 INDEX = "es-scm-test-disk-full"
 N_DOCUMENTS = 2000
@@ -74,7 +74,7 @@ def test_a_full_disk_stops_the_ingestion_and_a_rerun_completes_it(client):
     with pytest.raises(IngestError) as stopped:
         index.index_documents(documents(), max_retries=1, initial_backoff=0.1, retry_budget=5)
     message = str(stopped.value)
-    assert "disk is full" in message
+    assert f"the index {INDEX!r} is read-only: it has the {BLOCK} block" in message
     assert "flood-stage watermark" in message
     report = stopped.value.report
     assert report.stopped == message

@@ -17,7 +17,7 @@ import pytest
 from es_scm import SoftCosineModel
 from es_scm.elastic import SCMIndex
 from es_scm.elastic.connection import client_from_env
-from es_scm.elastic.ingest import IngestError
+from es_scm.index.ingest import IngestError
 from es_scm.tools.es_local import LocalElasticsearch
 
 N_DOCUMENTS = 3000

@@ -154,6 +154,21 @@ def test_the_runner_starts_the_release_on_a_java_it_supports(node):
     assert not [key for key in node_settings if key.startswith("xpack.")]
 
 
+def test_status_from_another_home_describes_the_engine_the_node_reports(node, tmp_path, capsys):
+    """`es-scm es status --port P` from a home that did not start the node (no layout saved
+    there, so it would start Elasticsearch) names the node's own engine and version, and what
+    that home would start apart (issue 41: it said Elasticsearch beside OpenSearch's version)."""
+    from es_scm.cli import main
+    from es_scm.tools.defaults import DEFAULT_VERSION
+
+    assert main(["es", "status", "--port", str(node.port), "--home", str(tmp_path)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    status = dict(line.strip().split(": ", 1) for line in lines)
+    assert (status["running"], status["engine"]) == ("True", "opensearch")
+    assert status["version"] == node.version
+    assert status["configured"] == f"elasticsearch {DEFAULT_VERSION}"
+
+
 def test_rank_feature_linear_clauses_sum_the_weighted_stored_values(node, index):
     weights = {12: 0.9, 7: 2.0}
     query = {"bool": {"should": [feature(t, w) for t, w in weights.items()]}}
