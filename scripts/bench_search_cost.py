@@ -10,8 +10,11 @@ interleaved query by query, ``--repeats`` times (``measure``):
 
 ``bm25``
     Elasticsearch's ``match`` on the same index (k = 10, ``_source`` returned): the baseline.
-``exact``, ``native``, ``hybrid``
-    ``Searcher.search``, ``.native`` and ``.hybrid`` with their defaults.
+``exact``, ``native``, ``hybrid``, ``fast``
+    ``Searcher.search``, ``.native``, ``.hybrid`` and ``.fast`` with their defaults.
+``hybrid@N``, ``fast@N``, ``hybrid@all``
+    Hybrid search whose SCM leg's first phase sends each query word's N strongest neighbours
+    (``all``: every neighbour, the exact leg), and ``fast`` with N (issue 40's frontier).
 ``full_scan``
     The brute force: every document's SCM from one row-major sparse product in memory (scipy),
     ``BruteForceSearch.search(every_document=True)``; ``exact`` is compared with it on every
@@ -75,7 +78,7 @@ TEXT_INDEX = "es-scm-cost-text"
 #: The client's own work, by the functions that do it: (part, module, attribute path). A
 #: function that the code no longer has is reported as missing, never silently left out.
 CLIENT_PARTS = (
-    ("expansion", "es_scm.search.plans", "expand_query"),
+    ("expansion", "es_scm.search.query", "expand_query"),
     ("parsing", "es_scm.search.results", "Stored.many"),
     ("parsing", "es_scm.search.results", "Stored.of"),
     ("rescoring", "es_scm.search.query", "ExpandedQuery.exact_scores"),
@@ -353,10 +356,11 @@ def measure_size(args: argparse.Namespace, client: Any, size: int, queries: list
         "exact": lambda q: searcher.search(q, K),
         "native": lambda q: searcher.native(q, K),
         "hybrid": lambda q: searcher.hybrid(q, K),
+        "fast": lambda q: searcher.fast(q, K),
         "full_scan": lambda q: brute.search(q, K, every_document=True),
         "memory_index": lambda q: brute.search(q, K),
     }
-    methods = {m: methods[m] for m in args.methods}
+    methods = {m: methods.get(m) or budgeted(searcher, m) for m in args.methods}
     meter = Meter(client)
     for query in queries[:10]:  # warm: caches, JIT, the model check
         for method in methods.values():
@@ -414,6 +418,26 @@ def measure_size(args: argparse.Namespace, client: Any, size: int, queries: list
     row["missing_parts"] = meter.missing
     row["segments"] = len(client.cat.segments(index=name, format="json"))
     return row
+
+
+def budgeted(searcher: Any, method: str) -> Callable[[str], Any]:
+    """``hybrid@N`` / ``fast@N``: the method with N neighbours a query word in its first phase
+    (``hybrid@all``: the exact SCM leg)."""
+    name, _, budget = method.partition("@")
+    neighbours: int | str = budget if budget == "all" else int(budget)
+    call = searcher.hybrid if name == "hybrid" else searcher.fast
+    return lambda q: call(q, K, neighbours=neighbours)
+
+
+def method_name(text: str) -> str:
+    """``--methods``: a method above, or ``hybrid@N|all`` / ``fast@N``."""
+    name, at, budget = text.partition("@")
+    simple = ("bm25", "exact", "native", "hybrid", "fast", "full_scan", "memory_index")
+    if (not at and name in simple) or (
+        at and name in ("hybrid", "fast") and (budget.isdigit() or budget == "all" == budget)
+    ):
+        return text
+    raise argparse.ArgumentTypeError(f"unknown method {text!r}")
 
 
 def batch_size(args: argparse.Namespace, client: Any, size: int, queries: list[str]) -> dict:
@@ -609,8 +633,9 @@ def main() -> None:
     parser.add_argument(
         "--methods",
         nargs="+",
+        type=method_name,
         default=["bm25", "exact", "native", "hybrid", "full_scan"],
-        choices=["bm25", "exact", "native", "hybrid", "full_scan", "memory_index"],
+        help="bm25, exact, native, hybrid, fast, full_scan, memory_index, hybrid@N|all, fast@N",
     )
     parser.add_argument("--batch-methods", nargs="+", default=["hybrid", "search"])
     parser.add_argument("--reindex", action="store_true", help="prepare: ingest again")

@@ -44,6 +44,7 @@ from es_scm.options.defaults import (
     FAST_DEFAULTS,
     HYBRID_DEFAULTS,
     HYBRID_DENSE_DEFAULTS,
+    HYBRID_NEIGHBOURS,
     MAX_QUERY_WORDS,
 )
 from es_scm.search.filters import (
@@ -55,6 +56,15 @@ from es_scm.search.filters import (
 
 if TYPE_CHECKING:  # pragma: no cover
     from es_scm.search.results import ConnectionLostError
+
+#: What hybrid search's SCM leg sends by default, as ``--neighbours``' help says it.
+_HYBRID_LEG = "all" if HYBRID_NEIGHBOURS is None else str(HYBRID_NEIGHBOURS)
+
+
+def _neighbours(text: str) -> int | str:
+    """``--neighbours``: N (at least 0) or ``all``."""
+    return "all" if text == "all" else non_negative_int(text)
+
 
 #: ``--mode`` → the searcher's method: the registry's methods that find their own candidates,
 #: by their mode (:data:`es_scm.search.methods.METHODS`; a unit test holds the two equal, and
@@ -160,11 +170,11 @@ def _add_ranking_options(parser: argparse.ArgumentParser) -> None:
     )
     two_phase.add_argument(
         "--neighbours",
-        type=non_negative_int,
-        metavar="N",
+        type=_neighbours,
+        metavar="N|all",
         help="the first phase sends each query term and its N strongest neighbours in S, and the "
         f"exact SCM ranks what it finds (--mode fast: default {FAST_DEFAULTS.neighbours}; "
-        "hybrid: a two-phase SCM leg, default the exact one)",
+        f"hybrid: default {_HYBRID_LEG}; all: hybrid's exact SCM leg, every neighbour sent)",
     )
     two_phase.add_argument(
         "--window",
@@ -259,6 +269,8 @@ def search_options(args: argparse.Namespace, model: Any) -> dict[str, Any]:
         raise CLIError("--dense-encoder goes with --mode dense or --dense", EXIT_USAGE)
     if args.neighbours is not None and args.mode not in ("fast", "hybrid"):
         raise CLIError("--neighbours applies to --mode fast and hybrid only", EXIT_USAGE)
+    if args.neighbours == "all" and args.mode == "fast":
+        raise CLIError("--neighbours all: --mode exact is the SCM with every neighbour", EXIT_USAGE)
     if args.window is not None and args.mode != "fast":
         raise CLIError("--window applies to --mode fast only", EXIT_USAGE)
     options: dict[str, Any] = {"filter": args.filters or None}

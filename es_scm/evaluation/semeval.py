@@ -195,8 +195,12 @@ def elasticsearch_scores(
         if adaptive:
             pairs = adaptive_methods(hybrids)
             hybrids.update({m: {**hybrids[f], "fusion": "adaptive"} for m, f in pairs.items()})
-        fusions = {  # method -> (its fusion, whether it has the dense leg)
-            method: (method_fusion(model.hybrid, options), bool(options.get("dense")))
+        fusions = {  # method -> (its fusion, whether it has the dense leg, its SCM leg)
+            method: (
+                method_fusion(model.hybrid, options),
+                bool(options.get("dense")),
+                options.get("neighbours"),
+            )
             for method, options in hybrids.items()
         }
         exact: Scores = {}
@@ -218,7 +222,7 @@ def elasticsearch_scores(
             if dense is not None:
                 result = searcher.dense(query, len(ids), filter=ids_filter)
                 fused["es-dense"][question.id] = {hit.id: hit.score for hit in result.hits}
-            for method, (fusion, with_dense) in fusions.items():
+            for method, (fusion, with_dense, neighbours) in fusions.items():
                 result = searcher.hybrid(
                     query,
                     len(ids),
@@ -226,6 +230,7 @@ def elasticsearch_scores(
                     fusion=fusion,
                     depth=len(ids),
                     dense=True if with_dense else None,
+                    neighbours=neighbours,
                 )
                 fused[method][question.id] = {hit.id: hit.score for hit in result.hits}
         return {"es-scm": exact, "es-scm-native": native, "es-bm25": bm25, **fused}

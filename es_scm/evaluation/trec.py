@@ -483,6 +483,7 @@ def method_fusion(model_hybrid: Mapping[str, Any] | None, given: Mapping[str, An
 
     options = dict(given)
     dense = bool(options.pop("dense", False))
+    options.pop("neighbours", None)  # the SCM leg's, not the fusion's
     if options.get("fusion") == "adaptive":
         fixed = hybrid_options(model_hybrid, dense=dense)
         if fixed.fusion not in ("adaptive", "rrf"):
@@ -545,14 +546,20 @@ def _search_queries(
     methods: dict[str, dict[str, Any]] = {"bm25": {"method": "bm25"}, "scm": {}}
     for method, given in hybrids.items():
         options = dict(given)
-        if options.pop("method", "hybrid") == "dense":
+        kind = options.pop("method", "hybrid")
+        if kind == "dense":
             methods[method] = {"method": "dense"}
+            continue
+        if kind == "fast":  # the two-phase SCM search: its neighbours and window
+            methods[method] = {"method": "fast", **options}
             continue
         dense = bool(options.get("dense", False))
         fusion = method_fusion(searcher.model.hybrid, options)
         methods[method] = {"method": "hybrid", "fusion": fusion, "depth": depth}
         if dense:
             methods[method]["dense"] = True
+        if "neighbours" in options:  # the SCM leg's first phase (None: the default)
+            methods[method]["neighbours"] = options["neighbours"]
     runs: dict[str, Run] = {method: {} for method in methods}
     timers: dict[str, float] = dict.fromkeys(methods, 0.0)
     ids = list(queries)

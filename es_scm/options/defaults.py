@@ -89,6 +89,7 @@ __all__ = [
     "GLOVE_EMBEDDINGS",
     "HYBRID_DEFAULTS",
     "HYBRID_DENSE_DEFAULTS",
+    "HYBRID_NEIGHBOURS",
     "LEGS",
     "LEVENSHTEIN_DEFAULTS",
     "MAX_QUERY_WORDS",
@@ -189,6 +190,10 @@ HYBRID_DENSE_DEFAULTS = HybridOptions(
     depth=100,
     weights={"bm25": 0.4, "scm": 0.1, "dense": 0.5},
 )
+#: Hybrid search's SCM leg: None sends every neighbour of every query term (the SCM's exact top
+#: list); N makes the leg two-phase, its candidates found with each query term's N strongest
+#: neighbours and scored by the exact SCM (:mod:`es_scm.search.hybrid.plan`).
+HYBRID_NEIGHBOURS: int | None = None
 #: The two-phase SCM search (``fast``, :mod:`es_scm.search.fast`): the first phase sends each
 #: query term and its 3 strongest neighbours in S, and retrieves at least 50 candidates (five
 #: times ``from_ + k``), which the exact SCM ranks.

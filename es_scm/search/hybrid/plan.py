@@ -40,12 +40,21 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from es_scm.fusion import Fusion
 from es_scm.fusion.signals import QuerySignals, query_signals
 from es_scm.index.dense import MAX_KNN, DenseQuery, field_for
-from es_scm.options.validation import NON_NEGATIVE_INT, POSITIVE_INT, Boolean, OrNone, check
+from es_scm.options.defaults import HYBRID_NEIGHBOURS
+from es_scm.options.validation import (
+    NON_NEGATIVE_INT,
+    POSITIVE_INT,
+    AnyOf,
+    Boolean,
+    Options,
+    OrNone,
+    check,
+)
 from es_scm.search.dense import Dense, dense_option
 from es_scm.search.filters import Filter
 from es_scm.search.hybrid.config import hybrid_legs, resolve_fusion
@@ -302,7 +311,7 @@ def hybrid(
     depth: int | None = None,
     explain: bool = False,
     dense: Dense = None,
-    neighbours: int | None = None,
+    neighbours: int | Literal["all"] | None = None,
 ) -> HybridRequest:
     """The top ``k`` after ``from_`` of BM25 fused with the exact SCM, and with a dense kNN
     leg when ``dense`` is given (:mod:`es_scm.search.hybrid`).
@@ -321,7 +330,8 @@ def hybrid(
     ``depth`` (at least ``from_ + k``; None: the model's, else the default). ``neighbours``
     makes the SCM leg two-phase: its candidates are retrieved with the query's terms and each
     one's ``neighbours`` strongest neighbours only, and scored by the exact SCM
-    (:mod:`es_scm.search.hybrid.plan`); None: the SCM's exact top list. Each hit's
+    (:mod:`es_scm.search.hybrid.plan`); ``"all"``: the SCM's exact top list, every neighbour
+    sent; None: :data:`es_scm.options.defaults.HYBRID_NEIGHBOURS`. Each hit's
     ``components`` holds its score by leg (the dense leg's is Elasticsearch's kNN score,
     (1 + cos) / 2 for cosine); with ``explain``, its explanation is of its exact SCM
     (``components["scm"]``). ``filter`` as in :meth:`search`. The result is proven
@@ -348,9 +358,18 @@ def hybrid(
         depth=depth,
         explain=check(explain, "explain", Boolean()),
         dense=dense_query,
-        neighbours=check(neighbours, "neighbours", OrNone(NON_NEGATIVE_INT)),
+        neighbours=_neighbours(neighbours),
         legs=legs,
     )
+
+
+def _neighbours(neighbours: int | Literal["all"] | None) -> int | None:
+    """The SCM leg's first phase: each query term's neighbours sent (None: all of them, the
+    exact leg)."""
+    if neighbours is None:
+        return HYBRID_NEIGHBOURS
+    checked = check(neighbours, "neighbours", AnyOf((NON_NEGATIVE_INT, Options(("all",)))))
+    return None if checked == "all" else int(checked)
 
 
 def _resolved(
