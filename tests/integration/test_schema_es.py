@@ -14,8 +14,8 @@ from es_scm.engines import version_tuple
 from es_scm.index.schema import (
     METADATA_IGNORE_ABOVE,
     index_mapping,
-    index_settings,
     mapping_options,
+    settings_for_version,
 )
 from tests.support import AERO_TEXTS
 
@@ -179,7 +179,9 @@ def test_an_index_of_the_previous_mapping_still_works(es_client, engine, index_n
     previous = index_mapping(model, engine=engine)
     previous["properties"]["metadata"] = {"type": "object", "dynamic": True}
     es_client.indices.create(
-        index=index_name, settings=index_settings(es_client), mappings=previous
+        index=index_name,
+        settings=settings_for_version(cluster_version(es_client), engine=engine),
+        mappings=previous,
     )
     index = SCMIndex(es_client, index_name, model)
     report = index.index_documents(

@@ -233,8 +233,9 @@ def test_the_search_command_writes_the_answered_topics_and_names_the_others(
     topics.write_text("".join(f"{q}\t{t}\n" for q, t in world.queries.items()), encoding="utf-8")
     run = tmp_path / "out.run"
     code = main(
-        ["search", "--model", str(model_dir), "--index", INDEX, "--es-url", world.node.url,
-         "--queries", str(topics), "--run", str(run), "--no-progress"]
+        ["search", "--mode", "exact", "--model", str(model_dir), "--index", INDEX,
+         "--es-url", world.node.url, "--queries", str(topics), "--run", str(run),
+         "--no-progress"]
     )  # fmt: skip
     err = capsys.readouterr().err
     assert code == EXIT_ERROR, err
