@@ -47,7 +47,9 @@ from es_scm.encoder import local_model_folder
 from es_scm.options import AutoOptions, check_fields
 from es_scm.options.defaults import AUTO_EMBEDDINGS, ENCODER_HYBRID, GLOVE_EMBEDDINGS
 from es_scm.similarity.encoded import EncoderVectors
+from es_scm.similarity.source import Preparation, SimilaritySource, read_source, register
 from es_scm.similarity.training import EmbeddingTraining
+from es_scm.similarity.training_files import SentenceFile
 
 __all__ = ["AutoEmbeddings", "as_auto"]
 
@@ -61,9 +63,13 @@ def _installed(*modules: str) -> bool:
     return all(importlib.util.find_spec(module) is not None for module in modules)
 
 
+@register
 @dataclass(frozen=True)
-class AutoEmbeddings:
+class AutoEmbeddings(SimilaritySource):
     """Choose the word vectors by the corpus's size and the installed extras (module docstring).
+
+    A source of S (:class:`~es_scm.similarity.source.SimilaritySource`, named ``"auto"``) that
+    :meth:`prepare` replaces by the source it chooses once the model's corpus is read.
 
     Parameters
     ----------
@@ -88,6 +94,29 @@ class AutoEmbeddings:
     glove_weight: float = AUTO_EMBEDDINGS.glove_weight
     min_training_tokens: int = AUTO_EMBEDDINGS.min_training_tokens
     encoder_weight: float = AUTO_EMBEDDINGS.encoder_weight
+
+    kind = "auto"
+    combinable = False
+    accepts = "an AutoEmbeddings or 'auto'"
+
+    @classmethod
+    def recognize(cls, value: Any) -> AutoEmbeddings | None:
+        """Itself or the string ``"auto"``."""
+        return as_auto(value)
+
+    def corpus_sink(self) -> SentenceFile:
+        """The model's corpus may be trained on: always kept while it is read."""
+        return SentenceFile(self.training.cache_dir)
+
+    def prepare(self, preparation: Preparation) -> SimilaritySource | None:
+        """The source chosen for the model's corpus (:meth:`choose`), made ready; the choice
+        and its reason are recorded (``preparation.record["auto"]``)."""
+        own = preparation.corpus
+        assert own is not None, "the model's corpus was not kept for auto's choice"
+        chosen, choice = self.choose(own.counts[0])
+        preparation.record["auto"] = choice
+        source = read_source(chosen)
+        return None if source is None else source.prepare(preparation)
 
     def __post_init__(self) -> None:
         if not isinstance(self.training, EmbeddingTraining):

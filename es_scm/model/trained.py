@@ -19,18 +19,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from es_scm.model.auto import AutoEmbeddings
-from es_scm.model.similarity_source import SimilaritySource, similarity_source
+from es_scm.model.similarity_source import SimilaritySource
 from es_scm.model.text import Tokenizer
-from es_scm.similarity.embeddings import WordEmbeddings
-from es_scm.similarity.encoded import EncoderVectors
-from es_scm.similarity.factory import CombinedSources, SourcePart, VectorSource
-from es_scm.similarity.training import (
-    EmbeddingTraining,
-    SentenceFile,
-    train_embeddings,
-    train_on_file,
-)
+from es_scm.similarity.source import Preparation
+from es_scm.similarity.training import SentenceFile
 
 __all__ = ["OwnCorpus", "own_corpus_sink", "resolve_embeddings"]
 
@@ -63,19 +55,11 @@ class OwnCorpus:
             self._closed[0].unlink(missing_ok=True)
 
 
-def _parts(source: SimilaritySource | None) -> tuple[SimilaritySource | None, ...]:
-    """The sources of ``source``: its parts when combined, else itself."""
-    if isinstance(source, CombinedSources):
-        return tuple(part.source for part in source.parts)
-    return (source,)
-
-
 def own_corpus_sink(source: SimilaritySource | None) -> OwnCorpus | None:
-    """A sentence file when word vectors are, or may be, trained on the model's own corpus."""
-    if isinstance(source, AutoEmbeddings):
-        return OwnCorpus(SentenceFile(source.training.cache_dir))
-    own = [t for t in _parts(source) if isinstance(t, EmbeddingTraining) and t.corpus is None]
-    return OwnCorpus(SentenceFile(own[0].cache_dir)) if own else None
+    """A sentence file when word vectors are, or may be, trained on the model's own corpus
+    (:meth:`~es_scm.similarity.source.SimilaritySource.corpus_sink`)."""
+    sink = None if source is None else source.corpus_sink()
+    return None if sink is None else OwnCorpus(sink)
 
 
 def resolve_embeddings(
@@ -83,9 +67,10 @@ def resolve_embeddings(
     tokenizer: Tokenizer,
     terms: Sequence[str],
     own: OwnCorpus | None,
-) -> tuple[VectorSource | None, dict[str, Any] | None]:
-    """``source`` with ``"auto"`` chosen, every training replaced by the vectors it trains and
-    every encoder by the vectors it encodes.
+) -> tuple[SimilaritySource | None, dict[str, Any] | None]:
+    """``source`` made ready for S (:meth:`~es_scm.similarity.source.SimilaritySource.prepare`):
+    ``"auto"`` chosen, every training replaced by the vectors it trains and every encoder by the
+    vectors it encodes.
 
     Parameters
     ----------
@@ -100,49 +85,14 @@ def resolve_embeddings(
 
     Returns
     -------
-    (word vectors, choice)
+    (ready source, choice)
         ``choice`` records what ``"auto"`` chose and why (None for any other ``source``).
     """
-    choice = None
     try:
-        if isinstance(source, AutoEmbeddings):
-            assert own is not None
-            chosen, choice = source.choose(own.counts[0])
-            source = similarity_source(chosen)
-        if isinstance(source, CombinedSources):
-            parts = tuple(
-                SourcePart(w, _resolve(s, tokenizer, terms, own), options)
-                for w, s, options in source.parts
-            )
-            return CombinedSources(parts), choice
-        return _resolve(source, tokenizer, terms, own), choice
+        if source is None:
+            return None, None
+        preparation = Preparation(terms, tokenizer, own)
+        return source.prepare(preparation), preparation.record.get("auto")
     finally:
         if own is not None:
             own.discard()
-
-
-def _resolve(
-    source: SimilaritySource | None,
-    tokenizer: Tokenizer,
-    terms: Sequence[str],
-    own: OwnCorpus | None,
-) -> WordEmbeddings | None:
-    if isinstance(source, EncoderVectors):
-        return source.vectors(terms, keep=lambda word: tokenizer.tokenize(word) == [word])
-    if not isinstance(source, EmbeddingTraining):
-        assert source is None or isinstance(source, WordEmbeddings)
-        return source
-    training = source
-    if training.corpus is None:
-        assert own is not None
-        path, digest = own.file()
-        return train_on_file(
-            path,
-            training,
-            terms=terms,
-            name="the model's corpus",
-            digest=digest,
-            counts=own.counts,
-        )
-    sentences = tokenizer.tokenize_many(training.corpus)
-    return train_embeddings(sentences, training, terms=terms, name="a background corpus")

@@ -27,21 +27,32 @@ import numpy as np
 
 from es_scm.extras import require
 from es_scm.files import open_regular
+from es_scm.options import EncoderOptions, SimilarityOptions, SourceOptions
+from es_scm.options.defaults import EMBEDDING_SOURCE, ENCODER_DEFAULTS
 from es_scm.options.validation import NON_NEGATIVE_INT, OrNone, check
 from es_scm.similarity.neighbors import unit_rows
+from es_scm.similarity.source import SimilaritySource, register
+from es_scm.similarity.sources import embedding_matrix
+from es_scm.similarity.unseen import UnseenTerms
 
 if TYPE_CHECKING:  # pragma: no cover
     from gensim.models import KeyedVectors
 
-__all__ = ["WordEmbeddings"]
+__all__ = ["WordEmbeddings", "as_embeddings"]
 
 _MAX_HEADER = 1024  # the most a word2vec header line ("<n_words> <dim>") is read of
 
 PathLike = str | os.PathLike
 
 
-class WordEmbeddings:
-    """Word vectors: ``vectors[i]`` is the embedding of ``words[i]``.
+@register
+class WordEmbeddings(SimilaritySource):
+    """Word vectors: ``vectors[i]`` is the embedding of ``words[i]``; a source of S
+    (:class:`~es_scm.similarity.source.SimilaritySource`, named ``"embeddings"``) whose cosines
+    above a threshold, raised to an exponent, fill S's columns
+    (:func:`es_scm.similarity.sources.embedding_matrix`; defaults
+    :data:`~es_scm.options.defaults.EMBEDDING_SOURCE`, or
+    :data:`~es_scm.options.defaults.ENCODER_DEFAULTS` for a sentence encoder's vectors).
 
     Parameters
     ----------
@@ -61,6 +72,10 @@ class WordEmbeddings:
     """
 
     __slots__ = ("_index", "encoder", "name", "training", "vectors", "words")
+
+    kind = "embeddings"
+    defaults = EMBEDDING_SOURCE
+    accepts = "WordEmbeddings or gensim KeyedVectors"
 
     def __init__(
         self, words: Sequence[str], vectors: np.ndarray, *, name: str | None = None
@@ -147,6 +162,56 @@ class WordEmbeddings:
         similarities[row] = -np.inf  # a word is not its own neighbour
         nearest = np.lexsort((np.arange(len(self)), -similarities))[: min(topn, len(self) - 1)]
         return [(self.words[i], float(similarities[i])) for i in nearest.tolist()]
+
+    # ------------------------------------------------------------------ as a source of S
+    @classmethod
+    def recognize(cls, value: Any) -> WordEmbeddings | None:
+        """Word embeddings as they are, or from gensim ``KeyedVectors``; None for anything else."""
+        if isinstance(value, WordEmbeddings):
+            return value
+        if hasattr(value, "index_to_key") and hasattr(value, "vectors"):
+            return cls.from_gensim(value)
+        return None
+
+    def kind_defaults(self) -> SourceOptions | EncoderOptions:
+        """A sentence encoder's defaults for the vectors it encoded, else word vectors'."""
+        return ENCODER_DEFAULTS if self.encoder is not None else EMBEDDING_SOURCE
+
+    def similarity_matrix(
+        self,
+        terms: Sequence[str],
+        options: SimilarityOptions,
+        *,
+        document_frequencies: Sequence[float] | np.ndarray | None,
+        dtype: np.dtype,
+        batch_size: int | None,
+    ) -> tuple[Any, dict[str, Any]]:
+        """S from the neighbours of every term at once (blocked products, not one
+        :meth:`most_similar` a term): :func:`es_scm.similarity.sources.embedding_matrix`."""
+        return embedding_matrix(
+            terms,
+            self,
+            options,
+            document_frequencies=document_frequencies,
+            dtype=dtype,
+            batch_size=batch_size,
+        )
+
+    def unseen(
+        self, terms: Sequence[str], *, limit: int, options: SimilarityOptions, weight: float
+    ) -> UnseenTerms:
+        """The first ``limit`` words outside ``terms``, with S's rule under ``options``."""
+        assert options.threshold is not None
+        assert options.exponent is not None
+        unseen = UnseenTerms.from_embeddings(
+            terms,
+            self,
+            limit=limit,
+            threshold=options.threshold,
+            exponent=options.exponent,
+            nonzero_limit=options.budget(len(terms)),
+        )
+        return UnseenTerms.combine([(weight, unseen)])
 
     # ------------------------------------------------------------------ constructors
     @classmethod
@@ -363,3 +428,14 @@ def _read_word2vec_binary(
         vectors[i] = np.frombuffer(data, dtype="<f4")
         words.append(word.decode(encoding, errors))
     return words, vectors
+
+
+def as_embeddings(embeddings: Any) -> WordEmbeddings:
+    """:class:`WordEmbeddings` as they are, or from gensim ``KeyedVectors``."""
+    found = WordEmbeddings.recognize(embeddings)
+    if found is None:
+        raise ValueError(
+            "embeddings must be WordEmbeddings or gensim KeyedVectors, "
+            f"got {type(embeddings).__name__}"
+        )
+    return found

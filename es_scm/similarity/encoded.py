@@ -64,6 +64,7 @@ from es_scm.options import EncoderOptions, check_fields
 from es_scm.options.defaults import ENCODER_DEFAULTS
 from es_scm.options.validation import OrNone, Text, check
 from es_scm.similarity.embeddings import WordEmbeddings
+from es_scm.similarity.source import Preparation, SimilaritySource, register
 from es_scm.similarity.training_files import VectorCache, default_cache_dir, private_directory
 
 __all__ = ["EncoderVectors", "as_encoder_vectors"]
@@ -74,9 +75,14 @@ _SCHEME = "es-scm-encoder-vectors/1"
 _CHECKED = ("mode", "batch_size", "centred", "max_terms")
 
 
+@register
 @dataclass(frozen=True)
-class EncoderVectors:
+class EncoderVectors(SimilaritySource):
     """A sentence encoder's static term vectors, made once the terms are known (module docstring).
+
+    A source of S (:class:`~es_scm.similarity.source.SimilaritySource`, named ``"encoder"``):
+    :meth:`prepare` encodes the model's terms into the :class:`WordEmbeddings` that S is built
+    from, with the encoder's defaults.
 
     Parameters
     ----------
@@ -111,6 +117,10 @@ class EncoderVectors:
     cache_dir: str | Path | None = field(default=None, compare=False)
     progress: ProgressCallback | None = field(default=None, compare=False, repr=False)
 
+    kind = "encoder"
+    defaults = ENCODER_DEFAULTS
+    accepts = "an EncoderVectors, a SentenceEncoder or 'encoder[:NAME_OR_FOLDER]'"
+
     def __post_init__(self) -> None:
         check_fields(self, {name: EncoderOptions.CONSTRAINTS[name] for name in _CHECKED})
         check(self.device, "device", OrNone(Text()))
@@ -125,6 +135,17 @@ class EncoderVectors:
         if head.strip().lower() != "encoder":
             raise ValueError(f"an encoder spec is encoder[:NAME_OR_FOLDER], got {spec!r}")
         return cls(encoder=name.strip() or ENCODER_DEFAULTS.model, **options)
+
+    @classmethod
+    def recognize(cls, value: Any) -> EncoderVectors | None:
+        """Itself, a :class:`SentenceEncoder` or an ``"encoder[:NAME_OR_FOLDER]"`` spec."""
+        return as_encoder_vectors(value)
+
+    def prepare(self, preparation: Preparation) -> WordEmbeddings:
+        """The vectors of the model's terms and of the encoder's whole words that the model's
+        tokenizer keeps as terms (:meth:`vectors`)."""
+        tokenize = preparation.tokenizer.tokenize
+        return self.vectors(preparation.terms, keep=lambda word: tokenize(word) == [word])
 
     @property
     def sentence_encoder(self) -> SentenceEncoder:

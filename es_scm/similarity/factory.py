@@ -1,5 +1,10 @@
 r"""Which sources make S for a model: word vectors, edit distance, synonym files, a ready matrix.
 
+Every source of ``embeddings=`` is a :class:`~es_scm.similarity.source.SimilaritySource` (read
+by the registry, :func:`~es_scm.similarity.source.read_source`): each of its weighted parts
+builds its own matrix (:meth:`~es_scm.similarity.source.SimilaritySource.similarity_matrix`)
+with its kind's defaults, and :class:`CombinedSources` is the source of several.
+
 :func:`build_similarity` is what :meth:`es_scm.model.SoftCosineModel.build` and every command
 call, with options checked once (:class:`~es_scm.options.SimilarityOptions`, defaults
 :data:`es_scm.options.defaults.SIMILARITY_DEFAULTS`), so that one set of options means the same
@@ -24,7 +29,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 
@@ -35,19 +40,18 @@ from es_scm.options import (
     SourceOptions,
     source_settings,
 )
-from es_scm.options.defaults import (
-    EMBEDDING_SOURCE,
-    ENCODER_DEFAULTS,
-    LEVENSHTEIN_DEFAULTS,
-    SIMILARITY_DEFAULTS,
-)
-from es_scm.similarity.embeddings import WordEmbeddings
-from es_scm.similarity.encoded import EncoderVectors
+from es_scm.options.defaults import LEVENSHTEIN_DEFAULTS, SIMILARITY_DEFAULTS
 from es_scm.similarity.levenshtein import levenshtein_matrix
 from es_scm.similarity.matrix import TermSimilarityMatrix
-from es_scm.similarity.sources import DTYPE, embedding_matrix
+from es_scm.similarity.source import (
+    Preparation,
+    SimilaritySource,
+    SourcePart,
+    read_source,
+    register,
+)
+from es_scm.similarity.sources import DTYPE
 from es_scm.similarity.synonyms import Synonyms, Tokenize, synonym_matrix
-from es_scm.similarity.training import EmbeddingTraining
 from es_scm.similarity.unseen import UnseenTerms
 
 __all__ = [
@@ -63,20 +67,11 @@ __all__ = [
 ]
 
 SimilarityLike = TermSimilarityMatrix | Callable[[list[str]], TermSimilarityMatrix] | None
-#: What a part of a combination may be before it is resolved to word vectors.
-PartSource = WordEmbeddings | EmbeddingTraining | EncoderVectors
 
 
-class SourcePart(NamedTuple):
-    """One part of :class:`CombinedSources`: its weight, its source, and its own options."""
-
-    weight: float
-    source: Any
-    options: SourceOptions | None = None
-
-
+@register
 @dataclass(frozen=True)
-class CombinedSources:
+class CombinedSources(SimilaritySource):
     """Sources whose matrices S is combined of, with their weights
     (:meth:`TermSimilarityMatrix.combine`), e.g. ``embeddings=[(0.3, glove), (0.7, "train")]``.
 
@@ -91,18 +86,64 @@ class CombinedSources:
 
     parts: tuple[SourcePart, ...]
 
+    kind = "combined"
+    combinable = False
+    accepts = "a list of (weight, embeddings) pairs or (weight, embeddings, options) triples"
+
     def __post_init__(self) -> None:
         parts = tuple(source_part(part) for part in self.parts)
         weights = [part.weight for part in parts]
         if not parts or any(not w > 0 for w in weights) or sum(weights) > 1 + 1e-9:
             raise ValueError("the weights of combined embeddings must be positive, summing to <= 1")
         for part in parts:
-            if not isinstance(part.source, PartSource):
+            if not (isinstance(part.source, SimilaritySource) and part.source.combinable):
                 raise ValueError(
                     "combined embeddings must be word vectors, trainings or encoders, "
                     f"got {type(part.source).__name__}"
                 )
         object.__setattr__(self, "parts", parts)
+
+    @classmethod
+    def recognize(cls, value: Any) -> CombinedSources | None:
+        """Itself, or a non-empty list or tuple of (weight, embeddings[, options]) tuples, each
+        ``embeddings`` read by the registry."""
+        if isinstance(value, CombinedSources):
+            return value
+        if not (
+            isinstance(value, list | tuple)
+            and bool(value)
+            and all(isinstance(item, tuple) and len(item) in (2, 3) for item in value)
+        ):
+            return None
+        return cls(tuple(source_part((p[0], _combinable(p[1]), *p[2:])) for p in value))
+
+    def corpus_sink(self) -> Any:
+        """The first part's sentence file that needs the model's corpus (one is shared)."""
+        for part in self.parts:
+            sink = part.source.corpus_sink()
+            if sink is not None:
+                return sink
+        return None
+
+    def prepare(self, preparation: Preparation) -> CombinedSources:
+        """Every part made ready, with its weight and options."""
+        return CombinedSources(
+            tuple(
+                SourcePart(weight, source.prepare(preparation), options)
+                for weight, source, options in self.parts
+            )
+        )
+
+    def weighted_parts(self) -> tuple[SourcePart, ...]:
+        return self.parts
+
+
+def _combinable(value: Any) -> SimilaritySource:
+    source = read_source(value)
+    if source is None or not source.combinable:
+        kind = "None" if source is None else type(source).__name__
+        raise ValueError(f"only word vectors, trainings and encoders can be combined, not {kind}")
+    return source
 
 
 def source_part(part: Any) -> SourcePart:
@@ -118,13 +159,13 @@ def source_part(part: Any) -> SourcePart:
     return SourcePart(float(weight), source, options)
 
 
-#: Word vectors ready for S: one source, or several combined (no training left to do).
-VectorSource = WordEmbeddings | CombinedSources
+#: A source ready for S: one, or several combined (no training left to do).
+VectorSource = SimilaritySource
 
 
-def source_kind(vectors: WordEmbeddings) -> SourceOptions | EncoderOptions:
-    """The defaults of the kind of ``vectors``: a sentence encoder's, or word vectors'."""
-    return ENCODER_DEFAULTS if vectors.encoder is not None else EMBEDDING_SOURCE
+def source_kind(vectors: SimilaritySource) -> SourceOptions | EncoderOptions:
+    """The defaults of the kind of ``vectors`` (e.g. a sentence encoder's, or word vectors')."""
+    return vectors.kind_defaults()
 
 
 def build_similarity(
@@ -145,8 +186,9 @@ def build_similarity(
     Parameters
     ----------
     terms : sequence of str
-    source : WordEmbeddings or CombinedSources of them, optional
-        Word vectors for :meth:`TermSimilarityMatrix.from_embeddings`; combined ones are
+    source : SimilaritySource, optional
+        A ready source (word vectors, or any registered source with neighbours; prepared:
+        :meth:`~es_scm.similarity.source.SimilaritySource.prepare`); combined ones are
         combined with their weights (:meth:`TermSimilarityMatrix.combine`), each part built with
         its own settings.
     similarity : TermSimilarityMatrix or callable, optional
@@ -214,15 +256,14 @@ def _semantic(
     dtype: np.dtype,
     batch_size: int | None,
 ) -> TermSimilarityMatrix | None:
-    """S from the word vectors (combined with their weights), or None without any."""
+    """S from the source's parts (combined with their weights), or None without any."""
     if source is None:
         return None
     parts = []
-    for weight, vectors, own in _weighted(source):
-        matrix, info = embedding_matrix(
+    for weight, part, own in source.weighted_parts():
+        matrix, info = part.similarity_matrix(
             terms,
-            vectors,
-            source_settings(options, source_kind(vectors), own),
+            source_settings(options, part.kind_defaults(), own),
             document_frequencies=document_frequencies,
             dtype=dtype,
             batch_size=batch_size,
@@ -263,29 +304,13 @@ def build_unseen(
     if synonyms is not None:
         share *= 1.0 - synonyms.weight
     parts = []
-    for weight, vectors, own in _weighted(source):
-        settings = source_settings(options, source_kind(vectors), own)
-        rule = {
-            "threshold": settings.threshold,
-            "exponent": settings.exponent,
-            "nonzero_limit": settings.budget(len(terms)),
-        }
-        unseen = UnseenTerms.from_embeddings(terms, vectors, limit=limit, **rule)  # type: ignore[arg-type]
-        parts.append((share * weight, unseen))
+    for weight, part, own in source.weighted_parts():
+        settings = source_settings(options, part.kind_defaults(), own)
+        unseen = part.unseen(terms, limit=limit, options=settings, weight=share * weight)
+        if unseen is not None:
+            parts.append((1.0, unseen))
     unseen = UnseenTerms.combine(parts)
     return unseen if len(unseen) else None
-
-
-def _weighted(
-    source: VectorSource,
-) -> tuple[tuple[float, WordEmbeddings, SourceOptions | None], ...]:
-    """The (weight, vectors, own options) of ``source``: its parts, or itself with weight 1."""
-    parts = source.parts if isinstance(source, CombinedSources) else (SourcePart(1.0, source),)
-    for part in parts:
-        if not isinstance(part.source, WordEmbeddings):
-            kind = type(part.source).__name__
-            raise TypeError(f"S needs word vectors, got {kind} (not trained or encoded)")
-    return tuple((part.weight, part.source, part.options) for part in parts)
 
 
 def levenshtein_options(

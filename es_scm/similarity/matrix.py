@@ -58,10 +58,10 @@ from es_scm.options.validation import (
     check_terms,
 )
 from es_scm.similarity import scm
-from es_scm.similarity.embeddings import WordEmbeddings
+from es_scm.similarity.embeddings import WordEmbeddings, as_embeddings
 from es_scm.similarity.levenshtein import BATCH_SIZE, levenshtein_matrix
 from es_scm.similarity.matrix_files import read_matrix, write_matrix
-from es_scm.similarity.sources import as_embeddings, embedding_matrix
+from es_scm.similarity.sources import embedding_matrix
 from es_scm.similarity.synonyms import Synonyms, synonym_matrix
 from es_scm.similarity.thesaurus import pairs_matrix
 

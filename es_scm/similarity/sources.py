@@ -37,10 +37,9 @@ from es_scm.options import SimilarityOptions
 from es_scm.options.validation import check_terms
 from es_scm.progress import Progress
 from es_scm.similarity.builder import column_order, greedy_matrix
-from es_scm.similarity.embeddings import WordEmbeddings
 from es_scm.similarity.neighbors import top_candidates, unit_rows
 
-__all__ = ["DTYPE", "Search", "as_embeddings", "embedding_matrix"]
+__all__ = ["DTYPE", "Search", "embedding_matrix"]
 
 logger = logging.getLogger(__name__)
 
@@ -53,27 +52,17 @@ DTYPE = np.dtype(np.float32)
 _EMPTY = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
 
 
-def as_embeddings(embeddings: Any) -> WordEmbeddings:
-    """:class:`WordEmbeddings` as they are, or from gensim ``KeyedVectors``."""
-    if isinstance(embeddings, WordEmbeddings):
-        return embeddings
-    if hasattr(embeddings, "index_to_key") and hasattr(embeddings, "vectors"):
-        return WordEmbeddings.from_gensim(embeddings)
-    raise ValueError(
-        f"embeddings must be WordEmbeddings or gensim KeyedVectors, got {type(embeddings).__name__}"
-    )
-
-
 def embedding_matrix(
     terms: Sequence[str],
-    embeddings: WordEmbeddings,
+    embeddings: Any,  # WordEmbeddings (which import this module)
     options: SimilarityOptions,
     *,
     document_frequencies: Sequence[float] | np.ndarray | None,
     dtype: np.dtype,
     batch_size: int | None,
 ) -> tuple[sparse.csc_matrix, dict[str, Any]]:
-    """S over ``terms`` from word embeddings, and the record of how it was built.
+    """S over ``terms`` from word embeddings (:class:`~es_scm.similarity.WordEmbeddings`), and
+    the record of how it was built.
 
     The arguments are checked already (the public form is
     :meth:`es_scm.similarity.TermSimilarityMatrix.from_embeddings`): ``options`` when they were

@@ -52,6 +52,7 @@ from es_scm.options import TrainingOptions
 from es_scm.options.defaults import TRAINING_DEFAULTS, TRAINING_SCALE
 from es_scm.progress import Progress
 from es_scm.similarity.embeddings import WordEmbeddings
+from es_scm.similarity.source import Preparation, SimilaritySource, register
 from es_scm.similarity.training_files import (
     SentenceFile,
     VectorCache,
@@ -109,11 +110,16 @@ class TrainingPlan:
         return {"method": self.method, **self.params, "deterministic": deterministic}
 
 
+@register
 @dataclass(frozen=True)
-class EmbeddingTraining(TrainingOptions):
+class EmbeddingTraining(TrainingOptions, SimilaritySource):
     """What to train: the method, gensim's parameters (:class:`~es_scm.options.TrainingOptions`,
     checked when made; defaults :data:`es_scm.options.defaults.TRAINING_DEFAULTS`), and on which
     texts.
+
+    A source of S (:class:`~es_scm.similarity.source.SimilaritySource`, named ``"train"``):
+    :meth:`prepare` trains the :class:`WordEmbeddings` that S is built from, on the model's
+    corpus (:meth:`corpus_sink`) or on ``corpus``.
 
     Parameters
     ----------
@@ -151,6 +157,38 @@ class EmbeddingTraining(TrainingOptions):
     corpus: Iterable[str] | None = field(default=None, compare=False, repr=False)
     cache_dir: str | Path | None = field(default=None, compare=False)
     progress: ProgressCallback | None = field(default=None, compare=False, repr=False)
+
+    kind = "train"
+    accepts = "an EmbeddingTraining or 'train[:word2vec|fasttext]'"
+
+    @classmethod
+    def recognize(cls, value: Any) -> EmbeddingTraining | None:
+        """Itself or a ``"train…"`` spec."""
+        return as_training(value)
+
+    def corpus_sink(self) -> SentenceFile | None:
+        """A sentence file for the model's corpus when trained on it (no background corpus)."""
+        return SentenceFile(self.cache_dir) if self.corpus is None else None
+
+    def prepare(self, preparation: Preparation) -> WordEmbeddings:
+        """The vectors trained on the model's corpus, or on the background corpus tokenized by
+        the model's tokenizer (cached: :func:`train_on_file`)."""
+        if self.corpus is None:
+            own = preparation.corpus
+            assert own is not None, "the model's corpus was not kept for the training"
+            path, digest = own.file()
+            return train_on_file(
+                path,
+                self,
+                terms=preparation.terms,
+                name="the model's corpus",
+                digest=digest,
+                counts=own.counts,
+            )
+        sentences = preparation.tokenizer.tokenize_many(self.corpus)
+        return train_embeddings(
+            sentences, self, terms=preparation.terms, name="a background corpus"
+        )
 
     @classmethod
     def from_spec(cls, spec: str, **options: Any) -> EmbeddingTraining:

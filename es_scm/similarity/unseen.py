@@ -38,11 +38,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from es_scm.files import ArrayHeader, human_bytes
-from es_scm.similarity.embeddings import WordEmbeddings
 from es_scm.similarity.neighbors import unit_rows
 
 __all__ = ["UnseenTerms", "UnseenWord", "unseen_problem"]
@@ -153,7 +153,7 @@ class UnseenTerms:
     def from_embeddings(
         cls,
         terms: Sequence[str],
-        embeddings: WordEmbeddings,
+        embeddings: Any,  # WordEmbeddings (which import this module)
         *,
         limit: int,
         threshold: float,
