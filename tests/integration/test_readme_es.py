@@ -24,7 +24,14 @@ GUIDE = ROOT / "docs" / "GUIDE.md"
 _BLOCK = re.compile(r"^```python\n(.*?)^```", re.DOTALL | re.MULTILINE)
 _PROMISED_IDS = re.compile(r"^(\s*)print\((.+\.ids\(\))\)\s*#\s*(\[[^\]]*\])")
 # indices the README's examples create and may leave behind when a block fails midway
-_README_INDICES = ("readme-tour", "news", "readme-search", "readme-flexible", "readme-typed", "readme-lifecycle")
+_README_INDICES = (
+    "readme-tour",
+    "news",
+    "readme-search",
+    "readme-flexible",
+    "readme-typed",
+    "readme-lifecycle",
+)
 
 
 def readme_blocks() -> list[str]:
