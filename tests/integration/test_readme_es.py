@@ -1,6 +1,7 @@
-"""The README's Python examples run as written, against the real node, and print what they say.
+"""The README's and docs/GUIDE.md's Python examples run as written, against the real node.
 
-Each ```python block of README.md runs in order in one fresh process a block (in one temporary
+Each ```python block of README.md, then of docs/GUIDE.md (the manual the README's API sections
+moved to), runs in order in one fresh process a block (in one temporary
 folder, so a block may load what an earlier one saved), with ``$ES_URL`` pointing at the test
 server. A line ``print(EXPR.ids())  # ['2', '1']`` becomes an assertion that ``EXPR.ids()`` is
 that list: the ids the README promises are the ids es-scm returns.
@@ -17,15 +18,29 @@ from pathlib import Path
 
 import pytest
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+ROOT = Path(__file__).resolve().parents[2]
+README = ROOT / "README.md"
+GUIDE = ROOT / "docs" / "GUIDE.md"
 _BLOCK = re.compile(r"^```python\n(.*?)^```", re.DOTALL | re.MULTILINE)
 _PROMISED_IDS = re.compile(r"^(\s*)print\((.+\.ids\(\))\)\s*#\s*(\[[^\]]*\])")
 # indices the README's examples create and may leave behind when a block fails midway
-_README_INDICES = ("news", "readme-search", "readme-flexible", "readme-typed", "readme-lifecycle")
+_README_INDICES = (
+    "readme-tour",
+    "news",
+    "readme-search",
+    "readme-flexible",
+    "readme-typed",
+    "readme-lifecycle",
+)
 
 
 def readme_blocks() -> list[str]:
-    return [match.group(1) for match in _BLOCK.finditer(README.read_text(encoding="utf-8"))]
+    """The python blocks of README.md, then those of docs/GUIDE.md, in order."""
+    return [
+        match.group(1)
+        for page in (README, GUIDE)
+        for match in _BLOCK.finditer(page.read_text(encoding="utf-8"))
+    ]
 
 
 def with_assertions(block: str) -> str:
