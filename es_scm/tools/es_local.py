@@ -127,7 +127,7 @@ node's own path.data, says so); any other process on a port is an error that nam
          password holds / # @ : ? %); secrets in HOME/secure (0600).
          start prints the CA's path and the variables to export, and the
          passwords only with --print-credentials. API keys do not work on this
-         distribution (README).
+         distribution (docs/ELASTICSEARCH.md).
 
 --engine opensearch  OpenSearch's integ-test zip instead (2.19.6 by default, 3.x
          too), completed with the modules es-scm needs (mapper-extras,

@@ -169,6 +169,6 @@ def disk_warnings(
             return [
                 f"the disk holding {folder} has {free / GB:.1f} GB free, under {engine.title}'s "
                 f"{mark.name} watermark ({needed / GB:.1f} GB free): {effect}; free disk "
-                "space or set ES_SCM_HOME to a roomier disk (README: disk watermarks)"
+                "space or set ES_SCM_HOME to a roomier disk (docs/ELASTICSEARCH.md: watermarks)"
             ]
     return []
