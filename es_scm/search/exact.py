@@ -76,7 +76,7 @@ from es_scm.options.validation import Boolean, check
 from es_scm.search.filters import Filter
 from es_scm.search.plan import Context, Page, Plan, RequestContext, page, search_method
 from es_scm.search.query import ExpandedQuery, clause_budget
-from es_scm.search.results import SearchResult, Stored, outranks
+from es_scm.search.results import Hit, SearchResult, Stored, outranks
 from es_scm.similarity.scm import rank
 
 __all__ = ["FIRST_WINDOW", "Candidate", "ExactPlan", "ExactRequest", "ExactWindows", "search"]
@@ -231,16 +231,23 @@ class ExactPlan(Plan):
         request, expanded, windows = self.request, self.expanded, self.windows
         if expanded.empty:
             return self._result([], exact_guarantee=True)
-        hits = [
-            self._hit(c.stored, c.score, expanded, native=expanded.native_score(c.es_score))
-            for c in windows.top(request.from_)
-        ]
         return self._result(
-            hits,
+            window_hits(self, expanded, windows, request.from_),
             candidates=windows.read,
             exact_guarantee=windows.proven and not expanded.has_negative,
             unproven=None if windows.proven else windows.unproven(request.k, request.from_),
         )
+
+
+def window_hits(
+    plan: Plan, expanded: ExpandedQuery, windows: ExactWindows, from_: int
+) -> list[Hit]:
+    """The hits of a window's exact top after ``from_``, each with its exact and its native
+    score (exact search's and ``fast``'s results)."""
+    return [
+        plan._hit(c.stored, c.score, expanded, native=expanded.native_score(c.es_score))
+        for c in windows.top(from_)
+    ]
 
 
 @search_method(ExactPlan)

@@ -24,7 +24,7 @@ from typing import Any
 
 from es_scm.options.defaults import FAST_DEFAULTS
 from es_scm.options.validation import NON_NEGATIVE_INT, POSITIVE_INT, Boolean, OrNone, check
-from es_scm.search.exact import ExactWindows
+from es_scm.search.exact import ExactWindows, window_hits
 from es_scm.search.filters import Filter
 from es_scm.search.plan import Context, Page, Plan, RequestContext, page, search_method
 from es_scm.search.query import Pruning, clause_budget
@@ -70,10 +70,7 @@ class FastPlan(Plan):
         request, expanded, windows = self.request, self.expanded, self.windows
         if expanded.empty:
             return self._result([], exact_guarantee=True)
-        hits = [
-            self._hit(c.stored, c.score, expanded, native=expanded.native_score(c.es_score))
-            for c in windows.top(request.from_)
-        ]
+        hits = window_hits(self, expanded, windows, request.from_)
         proven = windows.proven and not expanded.has_negative
         notes = []
         if not proven:
